@@ -1,0 +1,18 @@
+# Which MPI library this tree is built against decides how tests launch ranks.
+# TIERIO_MPI_FLAVOR: openmpi | mpich | unknown
+include(CheckSymbolExists)
+set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+check_symbol_exists(OPEN_MPI mpi.h TIERIO_HAVE_OPEN_MPI)
+check_symbol_exists(MPICH mpi.h TIERIO_HAVE_MPICH)
+unset(CMAKE_REQUIRED_INCLUDES)
+if(TIERIO_HAVE_OPEN_MPI)
+  set(TIERIO_MPI_FLAVOR openmpi)
+  set(TIERIO_MPI_PKGCONFIG ompi-c)
+elseif(TIERIO_HAVE_MPICH)
+  set(TIERIO_MPI_FLAVOR mpich)
+  set(TIERIO_MPI_PKGCONFIG mpich)
+else()
+  set(TIERIO_MPI_FLAVOR unknown)
+  set(TIERIO_MPI_PKGCONFIG "")
+endif()
+message(STATUS "tierio: MPI library ${TIERIO_MPI_FLAVOR}, launcher ${MPIEXEC_EXECUTABLE}")

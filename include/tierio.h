@@ -1,0 +1,10 @@
+/* tierio: every tier of an HPC machine through the programming models MPI applications
+ * already use. Umbrella header. */
+#ifndef TIERIO_H
+#define TIERIO_H
+
+#include "tierio/version.h"
+#include "tierio/hints.h"
+#include "tierio/win.h"
+
+#endif

@@ -1,0 +1,33 @@
+/* Names of the storage-window info hints (DESIGN.md, compatibility contract 1).
+ *
+ * Set them with MPI_Info_set on the info passed to MPI_Win_allocate,
+ * MPI_Win_allocate_shared or MPI_Alloc_mem (the latter for MPI_Win_attach on
+ * dynamic windows). Every hint has a tierio spelling and, where one exists, the
+ * "swin_" alias other tools use; giving both with different values is an error. */
+#ifndef TIERIO_HINTS_H
+#define TIERIO_HINTS_H
+
+#define TIO_HINT_ALLOC_TYPE      "alloc_type"              /* memory | storage */
+#define TIO_HINT_FILENAME        "storage_alloc_filename"  /* file or block device */
+#define TIO_HINT_OFFSET          "storage_alloc_offset"    /* bytes, any alignment */
+#define TIO_HINT_FACTOR          "storage_alloc_factor"    /* 0..1 on storage, or auto */
+#define TIO_HINT_ORDER           "storage_alloc_order"     /* memory_first | storage_first */
+#define TIO_HINT_UNLINK          "storage_alloc_unlink"    /* true | false */
+#define TIO_HINT_DISCARD         "storage_alloc_discard"   /* true | false */
+#define TIO_HINT_ENGINE          "storage_alloc_engine"    /* mmap (ummap: later) */
+
+/* MPI-IO reserved hints that apply to storage windows. */
+#define TIO_HINT_ACCESS_STYLE    "access_style"
+#define TIO_HINT_FILE_PERM       "file_perm"
+#define TIO_HINT_STRIPING_FACTOR "striping_factor"
+#define TIO_HINT_STRIPING_UNIT   "striping_unit"
+
+/* Aliases (the later, unpublished spelling). */
+#define TIO_HINT_SWIN_FILENAME   "swin_filename"
+#define TIO_HINT_SWIN_OFFSET     "swin_offset"
+#define TIO_HINT_SWIN_FACTOR     "swin_factor"
+#define TIO_HINT_SWIN_ORDER      "swin_order"
+#define TIO_HINT_SWIN_UNLINK     "swin_unlink"
+#define TIO_HINT_SWIN_IMPL       "swin_impl"
+
+#endif

@@ -1,0 +1,10 @@
+/* tierio version. */
+#ifndef TIERIO_VERSION_H
+#define TIERIO_VERSION_H
+
+#define TIERIO_VERSION_MAJOR 0
+#define TIERIO_VERSION_MINOR 1
+#define TIERIO_VERSION_PATCH 0
+#define TIERIO_VERSION_STRING "0.1.0"
+
+#endif

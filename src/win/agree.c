@@ -1,0 +1,37 @@
+#include "win/agree.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int tio_agree(MPI_Comm comm, struct tio_err *err, int *flags, int n)
+{
+    int rank, size, v[8];
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    /* size - rank is largest for the lowest failing rank. */
+    v[0] = err->cls != TIO_OK ? size - rank : 0;
+    for (int i = 0; i < n; i++)
+        v[i + 1] = flags[i];
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, n + 1, MPI_INT, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS)
+        return tio_err_set(err, TIO_E_OTHER, "MPI_Allreduce failed while agreeing on errors");
+    for (int i = 0; i < n; i++)
+        flags[i] = v[i + 1];
+    if (v[0] == 0)
+        return TIO_OK;
+    int root = size - v[0];
+    struct { int cls; char msg[TIO_ERRMSG_MAX]; } m;
+    if (rank == root) {
+        m.cls = err->cls;
+        snprintf(m.msg, sizeof m.msg, "%s", err->msg);
+    }
+    PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, root, comm);
+    err->cls = m.cls;
+    char pre[32];
+    snprintf(pre, sizeof pre, "rank %d: ", root);
+    size_t pl = strlen(pre);
+    memmove(err->msg + pl, m.msg, sizeof err->msg - pl - 1);
+    memcpy(err->msg, pre, pl);
+    err->msg[sizeof err->msg - 1] = 0;
+    return err->cls;
+}
