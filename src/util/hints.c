@@ -103,7 +103,10 @@ static int parse_access_style(struct tio_hints *h, const char *name, const char 
         return bad_value(err, name, val, "empty list");
     if ((h->access_style & TIO_ACCESS_SEQUENTIAL) && (h->access_style & TIO_ACCESS_RANDOM))
         return bad_value(err, name, val, "sequential and random exclude each other");
-    snprintf(h->access_style_str, sizeof h->access_style_str, "%s", val);
+    size_t len = strlen(val);
+    if (len >= sizeof h->access_style_str)
+        return bad_value(err, name, val, "too long");
+    memcpy(h->access_style_str, val, len + 1);
     return TIO_OK;
 }
 
