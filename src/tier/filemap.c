@@ -172,8 +172,15 @@ static int sync_private(struct tio_filemap *fm, char *lo, char *hi, struct tio_e
             }
             if (!rc && fdatasync(fm->fd) < 0)
                 rc = tio_err_errno(err, errno, "\"%s\": fdatasync", fm->path);
-            if (!rc)
-                madvise(a, (size_t)(b - a), MADV_DONTNEED);
+            /* Drop a private copy only when all of the region's bytes in that page were
+             * just written: a page straddling the synced range keeps changes that are
+             * not on storage yet. */
+            for (char *q = a; !rc && q < b; q += page) {
+                char *rlo = q < fm->addr ? fm->addr : q;
+                char *rhi = q + page > fm->addr + fm->length ? fm->addr + fm->length : q + page;
+                if (rlo >= lo && rhi <= hi)
+                    madvise(q, page, MADV_DONTNEED);
+            }
             i = j;
         }
         pg += n * page;
