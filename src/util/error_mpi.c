@@ -88,7 +88,16 @@ int tio_err_mpi_code(const struct tio_err *e)
     if (code) {
         ring[cls][slot] = code;
         ring_next[cls] = slot + 1;
-        MPI_Add_error_string(code, e->msg);
+        /* MPI refuses strings of MPI_MAX_ERROR_STRING or more (256 in Open MPI). */
+        char msg[MPI_MAX_ERROR_STRING];
+        size_t n = strlen(e->msg);
+        if (n >= sizeof msg) {
+            memcpy(msg, e->msg, sizeof msg - 4);
+            strcpy(msg + sizeof msg - 4, "...");
+        } else {
+            memcpy(msg, e->msg, n + 1);
+        }
+        MPI_Add_error_string(code, msg);
     }
     pthread_mutex_unlock(&lock);
     TIO_INFO("%s", e->msg);

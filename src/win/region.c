@@ -39,7 +39,8 @@ int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints 
     const size_t page = tio_page_size();
     const size_t delta = h->offset % page;
     struct tio_filemap_opts o = opts_of(h);
-    size_t want = storage_share(size, h, mem_budget), sto = 0;
+    size_t want = h->alloc_type == TIO_ALLOC_STORAGE ? storage_share(size, h, mem_budget) : 0;
+    size_t sto = 0;
 
     /* The boundary between memory and storage must fall on a page boundary, and the
      * file pages must line up with virtual pages. */

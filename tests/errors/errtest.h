@@ -1,0 +1,280 @@
+/* Helpers for the MPI error-path tests: run the three allocating calls with an info,
+ * expect an error of a given class whose MPI_Error_string names the hint or path and the
+ * reason, and check that nothing was left behind (no file in the target directory, no
+ * mapping of it, no window, baseptr untouched, no leaked address space).
+ *
+ * Error classes: on Open MPI tierio's codes belong to the predefined classes
+ * (MPI_ERR_INFO_VALUE, ...); MPICH 4.0 cannot attach strings to codes of predefined
+ * classes, so there tierio adds its own classes, one per reason (src/util/error_mpi.c),
+ * and we check the class's string ("tierio: invalid hint value", ...) instead. */
+#ifndef TIO_TEST_ERRTEST_H
+#define TIO_TEST_ERRTEST_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int et_rank, et_size;
+static const char *et_case = "";
+
+#define ET_FAIL(...)                                                                  \
+    do {                                                                              \
+        fprintf(stderr, "rank %d: %s:%d: [%s] ", et_rank, __FILE__, __LINE__, et_case); \
+        fprintf(stderr, __VA_ARGS__);                                                 \
+        fprintf(stderr, "\n");                                                        \
+        fflush(stderr);                                                               \
+        MPI_Abort(MPI_COMM_WORLD, 1);                                                 \
+    } while (0)
+
+#define CHECK(expr)                                                                   \
+    do {                                                                              \
+        if (!(expr))                                                                  \
+            ET_FAIL("check failed: %s", #expr);                                       \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                \
+    do {                                                                              \
+        long long a_ = (long long)(a), b_ = (long long)(b);                           \
+        if (a_ != b_)                                                                 \
+            ET_FAIL("check failed: %s == %s (%lld != %lld)", #a, #b, a_, b_);         \
+    } while (0)
+
+#define CHECK_HAS(s, sub)                                                             \
+    do {                                                                              \
+        const char *s_ = (s), *sub_ = (sub);                                          \
+        if (!strstr(s_, sub_))                                                        \
+            ET_FAIL("\"%s\" should contain \"%s\"", s_, sub_);                        \
+    } while (0)
+
+/* ---- setup ---- */
+
+static char et_root[4096]; /* this program's directory under $TIERIO_TEST_TMPDIR */
+
+static inline int et_rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st, (void)flag, (void)f;
+    chmod(p, 0700);
+    remove(p);
+    return 0;
+}
+
+static inline void et_init(int *argc, char ***argv, const char *tag)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &et_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &et_size);
+    if (et_rank == 0) {
+        const char *t = getenv("TIERIO_TEST_TMPDIR");
+        snprintf(et_root, sizeof et_root, "%s/%s-XXXXXX", t && *t ? t : "/tmp", tag);
+        if (!mkdtemp(et_root))
+            ET_FAIL("mkdtemp %s: %s", et_root, strerror(errno));
+        chmod(et_root, 0755);
+    }
+    MPI_Bcast(et_root, sizeof et_root, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+static inline int et_finish(void)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (et_rank == 0) {
+        nftw(et_root, et_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        printf("all checks passed on %d processes\n", et_size);
+    }
+    MPI_Finalize();
+    return 0;
+}
+
+/* A fresh, empty subdirectory of et_root (collective). */
+static inline void et_subdir(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", et_root, name);
+    if (et_rank == 0 && mkdir(out, 0755) < 0 && errno != EEXIST)
+        ET_FAIL("mkdir %s: %s", out, strerror(errno));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- what a process holds ---- */
+
+static inline int et_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static inline int et_maps_count(const char *needle)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[8192];
+    int n = 0;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (!needle || strstr(line, needle))
+            n++;
+    fclose(f);
+    return n;
+}
+
+static inline long et_vmsize_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    long kb = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+struct et_snap {
+    int entries;   /* in the target directory */
+    long vm_kb;    /* address space */
+    int fds;
+};
+
+static inline struct et_snap et_snap_take(const char *dir)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    struct et_snap s = {et_count_entries(dir), et_vmsize_kb(), et_count_entries("/proc/self/fd")};
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody creates files before all have counted */
+    return s;
+}
+
+/* Nothing new in dir, no mapping of anything under dir, and the address space did not
+ * grow by as much as leak_kb (a window that was not unmapped is at least that big). */
+static inline void et_snap_check(const struct et_snap *s, const char *dir, long leak_kb)
+{
+    MPI_Barrier(MPI_COMM_WORLD); /* every process has finished cleaning up */
+    CHECK_EQ(et_count_entries(dir), s->entries);
+    CHECK_EQ(et_maps_count(dir), 0);
+    long vm = et_vmsize_kb();
+    if (vm - s->vm_kb >= leak_kb)
+        ET_FAIL("address space grew by %ld kB (a leaked mapping?)", vm - s->vm_kb);
+    CHECK_EQ(et_count_entries("/proc/self/fd"), s->fds);
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody starts the next case before all have looked */
+}
+
+/* ---- the calls ---- */
+
+enum et_call { ET_WIN_ALLOCATE, ET_WIN_ALLOCATE_SHARED, ET_ALLOC_MEM, ET_NCALLS };
+static const char *et_call_name[] = {"MPI_Win_allocate", "MPI_Win_allocate_shared",
+                                     "MPI_Alloc_mem"};
+
+#define ET_SENTINEL ((void *)(uintptr_t)0x5e1f)
+
+/* Make the call; on success free what it made and return MPI_SUCCESS. On error check
+ * that no window was made and baseptr is untouched, and return the code. */
+static inline int et_call(enum et_call c, MPI_Aint size, MPI_Info info, int keep, MPI_Win *win_out,
+                   void **base_out)
+{
+    MPI_Win win = MPI_WIN_NULL;
+    void *base = ET_SENTINEL;
+    int rc;
+    switch (c) {
+    case ET_WIN_ALLOCATE:
+        rc = MPI_Win_allocate(size, 1, info, MPI_COMM_WORLD, &base, &win);
+        break;
+    case ET_WIN_ALLOCATE_SHARED:
+        rc = MPI_Win_allocate_shared(size, 1, info, MPI_COMM_WORLD, &base, &win);
+        break;
+    default:
+        rc = MPI_Alloc_mem(size, info, &base);
+        break;
+    }
+    if (rc == MPI_SUCCESS) {
+        if (keep) {
+            *win_out = win;
+            *base_out = base;
+        } else if (c == ET_ALLOC_MEM) {
+            MPI_Free_mem(base);
+        } else {
+            MPI_Win_free(&win);
+        }
+        return rc;
+    }
+    if (win != MPI_WIN_NULL)
+        ET_FAIL("%s failed but made a window", et_call_name[c]);
+    if (base != ET_SENTINEL)
+        ET_FAIL("%s failed but set baseptr to %p", et_call_name[c], base);
+    return rc;
+}
+
+/* Our expectation of an error: the Open MPI class, the tierio class string (MPICH),
+ * and substrings of the message (up to 4, NULL-terminated). */
+struct et_expect {
+    int mpi_class;
+    const char *tierio_class;
+};
+
+#define EX_INFO_VALUE ((struct et_expect){MPI_ERR_INFO_VALUE, "tierio: invalid hint value"})
+#define EX_INFO_KEY ((struct et_expect){MPI_ERR_INFO_KEY, "tierio: missing or conflicting hint"})
+#define EX_NOENT ((struct et_expect){MPI_ERR_NO_SUCH_FILE, "tierio: no such file or directory"})
+#define EX_ACCESS ((struct et_expect){MPI_ERR_ACCESS, "tierio: permission denied"})
+#define EX_NOSPACE ((struct et_expect){MPI_ERR_NO_SPACE, "tierio: no space left"})
+#define EX_ARG ((struct et_expect){MPI_ERR_ARG, "tierio: invalid argument"})
+#define EX_UNSUPPORTED \
+    ((struct et_expect){MPI_ERR_UNSUPPORTED_OPERATION, "tierio: unsupported"})
+
+static inline void et_check_error(int rc, struct et_expect ex, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING], cmsg[MPI_MAX_ERROR_STRING];
+    int len, cls = -1;
+    if (rc == MPI_SUCCESS)
+        ET_FAIL("the call succeeded; an error was expected");
+    msg[0] = 0;
+    MPI_Error_string(rc, msg, &len);
+    MPI_Error_class(rc, &cls);
+#ifdef OPEN_MPI
+    if (cls != ex.mpi_class) {
+        MPI_Error_string(ex.mpi_class, cmsg, &len);
+        ET_FAIL("error class %d, expected %d (%s); message: %s", cls, ex.mpi_class, cmsg, msg);
+    }
+#else
+    cmsg[0] = 0;
+    MPI_Error_string(cls, cmsg, &len);
+    if (strcmp(cmsg, ex.tierio_class) != 0)
+        ET_FAIL("error class %d \"%s\", expected \"%s\"; message: %s", cls, cmsg,
+                ex.tierio_class, msg);
+#endif
+    va_list ap;
+    va_start(ap, ex);
+    for (const char *s; (s = va_arg(ap, const char *)) != NULL;)
+        CHECK_HAS(msg, s);
+    va_end(ap);
+}
+
+static inline MPI_Info et_info(const char *kv[][2], int n)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    for (int i = 0; i < n; i++)
+        if (kv[i][0])
+            MPI_Info_set(info, kv[i][0], kv[i][1]);
+    return info;
+}
+
+#endif
