@@ -14,6 +14,7 @@
 #include "tio_test.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 
 #define WIN 10256 /* 2.5 pages + 16: a multiple of 16 */
 
@@ -52,6 +53,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_kill9 --dir D | --check D NP\n");
         return 2;
     }
+    /* Die with the launcher's process that started us: no orphan waits forever when the
+     * script has to kill the job some other way. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* not tt_init: the script owns the directory */
     MPI_Init(&argc, &argv);
     tt_name = "kill9";

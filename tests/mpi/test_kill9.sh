@@ -28,7 +28,7 @@ drain=$!
 
 if [ -z "$pids" ]; then
   fail "the job never reported \"synced\""
-  kill -9 "$mpipid" 2>/dev/null
+  kill -TERM "$mpipid" 2>/dev/null   # the launcher takes its ranks down
 else
   nranks=$(echo "$pids" | wc -w)
   [ "$nranks" -eq "$np" ] || fail "expected $np pids, got: $pids"

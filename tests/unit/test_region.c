@@ -332,6 +332,43 @@ static void test_destroy(const char *dir)
         }
 }
 
+/* A process that asked for memory (alloc_type=memory, or no alloc_type) in a window where
+ * others asked for storage still goes through tio_region_create: all memory, no file,
+ * whatever other storage hints it gave (found by err_consistency_mixed). */
+static void test_memory_alloc_type(const char *dir)
+{
+    struct tio_region r;
+    struct tio_err err;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/not-for-memory.dat", dir);
+    for (int k = 0; k < 3; k++) {
+        CASE(k == 0 ? "alloc_type=memory, no other hint"
+                    : k == 1 ? "alloc_type=memory with storage hints"
+                             : "alloc_type=memory with factor auto");
+        struct tio_hints h;
+        tio_hints_default(&h);
+        if (k > 0) {
+            h.storage_keys_seen = 1;
+            snprintf(h.filename, sizeof h.filename, "%s", path);
+            h.factor = 0.5;
+            h.order = TIO_ORDER_STORAGE_FIRST;
+            h.offset = 100;
+            h.factor_auto = k == 2;
+        }
+        int maps0 = tt_maps_count(NULL);
+        tio_err_clear(&err);
+        CHECK_EQ(tio_region_create(&r, 5 * P + 7, &h, 0, &err), TIO_OK);
+        CHECK_EQ(r.has_file, 0);
+        CHECK(r.factor == 0.0);
+        CHECK_EQ(access(path, F_OK), -1);
+        check_backing(r.base, 5 * P + 7, path, 0);
+        memset(r.base, 1, 5 * P + 7);
+        CHECK_EQ(tio_region_sync(&r, &err), TIO_OK);
+        CHECK_EQ(tio_region_destroy(&r, &err), TIO_OK);
+        CHECK_EQ(tt_maps_count(NULL), maps0);
+    }
+}
+
 static void test_errors(const char *dir)
 {
     struct tio_region r;
@@ -372,6 +409,7 @@ int main(void)
     test_size0(dir);
     test_existing_content(dir);
     test_destroy(dir);
+    test_memory_alloc_type(dir);
     test_errors(dir);
     CHECK_EQ(tt_count_entries(dir), 0);
     printf("test_region: all checks passed\n");
