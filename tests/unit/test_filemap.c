@@ -475,23 +475,26 @@ static void test_errors(const char *dir)
     CHECK_BYTES(back, pat, sizeof pat);
     unlink(path);
 
-    CASE("directory not writable (fsuid nobody)");
-    if (geteuid() == 0) {
+    CASE("directory not writable");
+    {
+        /* root is not stopped by permission bits: make the call with the file-system uid
+         * of nobody (this thread only; it drops CAP_DAC_OVERRIDE for file access) */
+        const int root = geteuid() == 0;
         char sub[4200];
         path_in(sub, sizeof sub, dir, "ro");
         CHECK_OK(mkdir(sub, 0500));
         path_in(path, sizeof path, dir, "ro/f.dat");
         tio_err_clear(&err);
-        setfsuid(65534); /* drops CAP_DAC_OVERRIDE for file access, this thread only */
+        if (root)
+            setfsuid(65534);
         rc = tio_filemap_open(&fm, path, 0, P, &o, &err);
-        setfsuid(0);
+        if (root)
+            setfsuid(0);
         CHECK_EQ(rc, TIO_E_ACCESS);
         CHECK_HAS(err.msg, path);
         CHECK_HAS(err.msg, "Permission denied");
         CHECK_EQ(tt_count_entries(sub), 0);
         rmdir(sub);
-    } else {
-        printf("skipped: directory not writable (needs root for setfsuid)\n");
     }
     CHECK_EQ(open_fds(), fds); /* no descriptor leaked by the failures */
     CHECK_EQ(tt_maps_count(dir), 0);
