@@ -9,8 +9,11 @@
  *             storage_alloc_unlink=true: the whole window is a mapped file;
  *   combined  storage + storage_alloc_factor=F (default 0.5): part memory, part file.
  *
- * Per repetition: copy c=a, scale b=s*c, add c=a+b, triad a=b+s*c (each timed on its own),
- * then the write-back MPI_Win_sync (storage kinds; timed on its own). After the repetitions
+ * Per repetition: copy c=a, scale b=s*c, add c=a+b, triad a=b+s*c (each timed on its own).
+ * The write-back MPI_Win_sync (storage kinds) is timed on its own once after the
+ * repetitions, as in the seed (-s every: after each repetition instead, so the kernels also
+ * pay for re-dirtying the pages the write-back cleaned); then one more pass is timed and
+ * reported as triad_after_sync, the cost of the first stores after a write-back. After that
  * every element of a, b, c is checked against the same recurrence computed per element,
  * and for the storage kind the file is compared with the window. Then the Put and Get
  * variants: each rank puts its array a into the right neighbour's array c, and gets the
@@ -44,6 +47,7 @@ typedef struct {
     double factor;    /* storage_alloc_factor of the combined kind */
     size_t transfer;  /* bytes per MPI_Put / MPI_Get */
     bool lock_all;    /* true: lock_all + flush; false: lock/unlock */
+    bool sync_every;  /* true: MPI_Win_sync after every repetition; false: once at the end */
 } options;
 
 static int g_rank, g_size;
@@ -53,7 +57,7 @@ static void usage(const char *prog)
     if (g_rank == 0) {
         fprintf(stderr,
                 "usage: %s [-m MiB | -n elements] [-r reps] [-d dir] [-w kinds] [-f factor]\n"
-                "          [-t KiB] [-l lockall|lock]\n"
+                "          [-t KiB] [-l lockall|lock] [-s end|every]\n"
                 "  -m MiB     window size per rank (three arrays together), default 64\n"
                 "  -n N       elements per array (overrides -m)\n"
                 "  -r reps    repetitions, the median is reported (default 5, max %d)\n"
@@ -62,6 +66,8 @@ static void usage(const char *prog)
                 "  -f factor  storage_alloc_factor of the combined window (default 0.5)\n"
                 "  -t KiB     transfer size of the Put/Get variants (default 1024)\n"
                 "  -l mode    lockall (MPI_Win_lock_all + MPI_Win_flush, default) or lock\n"
+                "  -s when    write-back after all repetitions (end, default, as the seed) or\n"
+                "             after every one (every: kernels then include re-dirtying faults)\n"
                 "             (MPI_Win_lock + MPI_Win_unlock) for the Put/Get variants\n",
                 prog, MAX_REPS);
     }
@@ -73,7 +79,7 @@ static options parse_options(int argc, char **argv)
                  .transfer = 1024 * 1024, .lock_all = true};
     unsigned long long mib = 64;
     int c;
-    while ((c = getopt(argc, argv, "m:n:r:d:w:f:t:l:h")) != -1) {
+    while ((c = getopt(argc, argv, "m:n:r:d:w:f:t:l:s:h")) != -1) {
         switch (c) {
         case 'm': mib = bench_parse_u64("-m", optarg); break;
         case 'n': o.n = (size_t)bench_parse_u64("-n", optarg); break;
@@ -82,6 +88,16 @@ static options parse_options(int argc, char **argv)
         case 'w': o.kinds = bench_parse_kinds("-w", optarg); break;
         case 'f': o.factor = bench_parse_double("-f", optarg); break;
         case 't': o.transfer = (size_t)bench_parse_u64("-t", optarg) * 1024; break;
+        case 's':
+            if (strcmp(optarg, "every") == 0) {
+                o.sync_every = true;
+            } else if (strcmp(optarg, "end") == 0) {
+                o.sync_every = false;
+            } else {
+                usage(argv[0]);
+                bench_die("-s: expected end or every");
+            }
+            break;
         case 'l':
             if (strcmp(optarg, "lockall") == 0) {
                 o.lock_all = true;
@@ -225,6 +241,7 @@ static void print_result(const char *kernel, const char *window, const char *pla
     bench_json_int(&j, "bytes", llround(bytes));
     bench_json_int(&j, "elements", (long long)o->n);
     bench_json_int(&j, "reps", o->reps);
+    bench_json_str(&j, "writeback", o->sync_every ? "every_rep" : "end");
     if (rma) {
         bench_json_int(&j, "transfer", (long long)o->transfer);
         bench_json_str(&j, "sync_mode", o->lock_all ? "lock_all+flush" : "lock+unlock");
@@ -339,12 +356,43 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
         t[K_TRIAD][r] = bench_max_time(MPI_Wtime() - t0);
 
         /* write-back of everything the kernels dirtied (all three arrays) */
-        if (storage) {
+        if (storage && o->sync_every) {
             MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
             t[K_NKERNELS][r] = bench_max_time(bench_timed_win_sync(win));
         }
     }
-    bool ok = check_arrays(a, b, c, n, o->reps);
+    int passes = o->reps;
+    double triad_after_sync = NAN;
+    if (storage && !o->sync_every) {
+        /* The seed's method: the kernels run, then one write-back is timed. */
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        double ts = bench_max_time(bench_timed_win_sync(win));
+        for (int r = 0; r < o->reps; r++) {
+            t[K_NKERNELS][r] = ts;
+        }
+        /* What the write-back costs the next pass: with the kernel's mmap, pages written
+         * back are write-protected again, so the first store to each faults. Timed on one
+         * more full pass (all four kernels, so the values stay checkable). */
+        for (size_t i = 0; i < n; i++) {
+            c[i] = a[i];
+        }
+        for (size_t i = 0; i < n; i++) {
+            b[i] = SCALAR * c[i];
+        }
+        for (size_t i = 0; i < n; i++) {
+            c[i] = a[i] + b[i];
+        }
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = MPI_Wtime();
+        for (size_t i = 0; i < n; i++) {
+            a[i] = b[i] + SCALAR * c[i];
+        }
+        triad_after_sync = bench_max_time(MPI_Wtime() - t0);
+        passes++;
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        (void)bench_timed_win_sync(win); /* so the file can be compared below */
+    }
+    bool ok = check_arrays(a, b, c, n, passes);
     bool file_ok = true;
     if (kind == BENCH_WIN_STORAGE && strcmp(placement, "storage") == 0) {
         /* after MPI_Win_sync the file must hold exactly the window's bytes */
@@ -363,6 +411,15 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
         print_result(kernel_name[k], kname, placement, bytes, sec, gbps,
                      kind == BENCH_WIN_MEMORY ? NULL : "memory",
                      base_ok ? gbps / res->gbps[BENCH_WIN_MEMORY][k] : NAN, ok, o, false);
+    }
+    if (storage && !isnan(triad_after_sync)) {
+        /* compared with the memory window's triad: what re-dirtying after a sync costs */
+        double bytes = kernel_bytes[K_TRIAD] * (double)n * g_size;
+        double gbps = bytes / triad_after_sync / 1e9;
+        bool base_ok = res->have[BENCH_WIN_MEMORY];
+        print_result("triad_after_sync", kname, placement, bytes, triad_after_sync, gbps,
+                     "memory", base_ok ? gbps / res->gbps[BENCH_WIN_MEMORY][K_TRIAD] : NAN, ok,
+                     o, false);
     }
     if (storage) {
         double sec = bench_median(t[K_NKERNELS], o->reps);
