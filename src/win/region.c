@@ -30,15 +30,12 @@ static size_t storage_share(size_t n, const struct tio_hints *h, uint64_t mem_bu
     return s >= (double)n ? n : (size_t)s;
 }
 
-int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints *h,
-                      uint64_t mem_budget, struct tio_err *err)
+/* How many bytes of the window go to storage (sets r->factor), or -1 with err set. */
+static long long layout(struct tio_region *r, size_t size, const struct tio_hints *h,
+                        uint64_t mem_budget, struct tio_err *err)
 {
-    memset(r, 0, sizeof *r);
-    r->hints = *h;
-    r->size = size;
     const size_t page = tio_page_size();
     const size_t delta = h->offset % page;
-    struct tio_filemap_opts o = opts_of(h);
     size_t want = h->alloc_type == TIO_ALLOC_STORAGE ? storage_share(size, h, mem_budget) : 0;
     size_t sto = 0;
 
@@ -47,14 +44,16 @@ int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints 
     if (want > 0 && want < size) {
         if (h->order == TIO_ORDER_MEMORY_FIRST) {
             if (delta)
-                return tio_err_set(err, TIO_E_INFO_VALUE,
+                return -tio_err_set(err, TIO_E_INFO_VALUE,
                                    "hint storage_alloc_offset=%llu is invalid for a combined "
                                    "window with storage_alloc_order=memory_first: it must be "
                                    "a multiple of the page size (%zu), because the storage "
                                    "part starts on a page boundary",
                                    (unsigned long long)h->offset, page);
-            size_t mem = round_up(size - want, page);
-            sto = mem >= size ? 0 : size - mem;
+            /* Memory rounds down, so storage gets at least what was asked for (and the
+             * memory part never exceeds an "auto" budget). */
+            size_t mem = (size - want) / page * page;
+            sto = size - mem;
         } else {
             sto = round_up(delta + want, page) - delta;
             if (sto > size)
@@ -64,7 +63,22 @@ int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints 
         sto = want;
     }
     r->factor = size ? (double)sto / (double)size : (h->factor_auto ? 0.0 : h->factor);
+    return (long long)sto;
+}
 
+int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints *h,
+                      uint64_t mem_budget, struct tio_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->hints = *h;
+    r->size = size;
+    const size_t page = tio_page_size();
+    const size_t delta = h->offset % page;
+    struct tio_filemap_opts o = opts_of(h);
+    long long l = layout(r, size, h, mem_budget, err);
+    if (l < 0)
+        return err ? err->cls : TIO_E_OTHER;
+    size_t sto = (size_t)l;
     if (sto == 0) { /* everything in memory: no file is touched */
         r->reserve_len = round_up(size ? size : 1, page);
         r->reserve = mmap(NULL, r->reserve_len, PROT_READ | PROT_WRITE,
@@ -100,9 +114,9 @@ int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints 
                                r->reserve_len);
             goto fail;
         }
-        char *at = h->order == TIO_ORDER_STORAGE_FIRST ? r->reserve
-                                                       : r->reserve + (size - sto);
-        rc = tio_filemap_map(&r->fm, at, &o, err);
+        char *where = h->order == TIO_ORDER_STORAGE_FIRST ? r->reserve
+                                                          : r->reserve + (size - sto);
+        rc = tio_filemap_map(&r->fm, where, &o, err);
         if (rc)
             goto fail;
         r->base = r->reserve + lead;
@@ -119,6 +133,43 @@ fail:
     r->has_file = 0;
     r->reserve = NULL;
     return rc;
+}
+
+int tio_region_prepare(struct tio_region *r, size_t size, const struct tio_hints *h,
+                       uint64_t mem_budget, struct tio_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->hints = *h;
+    r->size = size;
+    r->borrowed = 1;
+    if (h->offset % tio_page_size())
+        return tio_err_set(err, TIO_E_ARG, "internal: a borrowed range needs an aligned offset");
+    long long l = layout(r, size, h, mem_budget, err);
+    if (l < 0)
+        return err ? err->cls : TIO_E_OTHER;
+    if (l == 0)
+        return TIO_OK;
+    struct tio_filemap_opts o = opts_of(h);
+    int rc = tio_filemap_open(&r->fm, h->filename, h->offset, (size_t)l, &o, err);
+    if (rc == TIO_OK)
+        r->has_file = 1;
+    return rc;
+}
+
+int tio_region_place(struct tio_region *r, char *at, struct tio_err *err)
+{
+    r->base = at;
+    if (!r->has_file)
+        return TIO_OK;
+    struct tio_filemap_opts o = opts_of(&r->hints);
+    size_t sto = r->fm.length;
+    char *where = r->hints.order == TIO_ORDER_STORAGE_FIRST ? at : at + (r->size - sto);
+    int rc = tio_filemap_map(&r->fm, where, &o, err);
+    if (rc)
+        return rc;
+    r->sync_addr = r->fm.addr;
+    r->sync_len = sto;
+    return TIO_OK;
 }
 
 int tio_region_reserve_shared(struct tio_region *r, size_t size, size_t prefix,
@@ -164,9 +215,9 @@ int tio_region_sync(struct tio_region *r, struct tio_err *err)
 int tio_region_destroy(struct tio_region *r, struct tio_err *err)
 {
     int rc = TIO_OK;
-    if (r->has_file && !r->hints.discard && r->reserve)
+    if (r->has_file && !r->hints.discard && r->fm.map)
         rc = tio_region_sync(r, err);
-    if (r->reserve)
+    if (r->reserve && !r->borrowed)
         munmap(r->reserve, r->reserve_len);
     if (r->has_file)
         tio_filemap_close(&r->fm, r->hints.unlink, 1);

@@ -20,6 +20,7 @@ struct tio_region {
     int has_file;
     struct tio_filemap fm;
     double factor;          /* fraction really on storage, after page rounding */
+    int borrowed;           /* the range belongs to someone else (MPI): never unmapped */
     struct tio_hints hints;
 };
 
@@ -27,6 +28,16 @@ struct tio_region {
  * process may use for storage_alloc_factor=auto. Leaves nothing behind on error. */
 int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints *h,
                       uint64_t mem_budget, struct tio_err *err);
+
+/* The same inside a range someone else owns, in two steps. prepare lays the window out
+ * and opens and reserves the file (storage_alloc_offset must be page-aligned); place maps
+ * the file over the storage part of at (page-aligned, at least size bytes rounded up to
+ * pages), leaving the memory part as it is. tierio never unmaps the range: its owner does,
+ * and the file mapping with it. Before place, tio_region_destroy only closes (and removes,
+ * with unlink) the file. */
+int tio_region_prepare(struct tio_region *r, size_t size, const struct tio_hints *h,
+                       uint64_t mem_budget, struct tio_err *err);
+int tio_region_place(struct tio_region *r, char *at, struct tio_err *err);
 
 /* A shared-window piece, in two steps with a barrier between them: every process first
  * reserves its own [offset+prefix, +size) of the one file, then maps the whole

@@ -28,6 +28,11 @@ struct tio_win_state {
     pthread_mutex_t lock;
     struct tio_attached *att;
     int natt, capatt;
+    void *base;                 /* local base and size as the application got them */
+    MPI_Aint size;
+    /* made on MPI's shared-memory window (overlay.c) */
+    int overlay;
+    MPI_Aint shift;             /* window start - MPI's piece start, bytes */
     int freeing;                /* tio_win_free is releasing it: the attribute's delete
                                    callback must not */
 };

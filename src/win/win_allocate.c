@@ -10,8 +10,10 @@
 #include "util/hints_info.h"
 #include "util/log.h"
 #include "win/agree.h"
+#include "win/overlay.h"
 #include "win/quirks.h"
 #include "win/state.h"
+#include "win/translate.h"
 #include "win/win_create.h"
 
 int tio_pmpi_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
@@ -83,7 +85,30 @@ static int allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm c
     struct tio_win_state *st = tio_state_new(MPI_WIN_FLAVOR_ALLOCATE);
     if (!st)
         tio_err_set(&err, TIO_E_NOMEM, "out of memory");
-    else if (!tio_region_create(&st->region, (size_t)size, &h, budget, &err)) {
+    if (tio_agree(comm, &err, NULL, 0))
+        goto fail;
+    int rc = PMPI_Comm_dup(comm, &st->comm);
+    if (rc != MPI_SUCCESS) {
+        tio_state_abandon(st);
+        return rc;
+    }
+
+    /* One node (Open MPI): on MPI's shared-memory window, with the files over it. */
+    int made = 0;
+    rc = tio_overlay_allocate(size, disp_unit, info, comm, &h, budget, st, baseptr, win, &made);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (made) {
+        rc = tio_state_set(*win, st);
+        if (rc != MPI_SUCCESS) {
+            tio_xlate_unregister(*win);
+            PMPI_Win_free(win);
+            tio_state_abandon(st);
+        }
+        return rc;
+    }
+
+    if (!tio_region_create(&st->region, (size_t)size, &h, budget, &err)) {
         st->has_region = 1;
         char what[64];
         snprintf(what, sizeof what, "storage_alloc_offset=%llu",
@@ -93,15 +118,15 @@ static int allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm c
     if (tio_agree(comm, &err, NULL, 0))
         goto fail;
 
-    int rc = PMPI_Comm_dup(comm, &st->comm);
-    if (rc == MPI_SUCCESS)
-        rc = tio_pmpi_win_create(st->region.base, size, disp_unit, info, comm, win);
+    rc = tio_pmpi_win_create(st->region.base, size, disp_unit, info, comm, win);
     if (rc == MPI_SUCCESS)
         rc = tio_state_set(*win, st);
     if (rc != MPI_SUCCESS) { /* MPI has already called the error handler */
         tio_state_abandon(st);
         return rc;
     }
+    st->base = st->region.base;
+    st->size = size;
     *(void **)baseptr = st->region.base;
     return MPI_SUCCESS;
 fail:

@@ -7,6 +7,7 @@
 #include "util/log.h"
 #include "win/dynamic.h"
 #include "win/state.h"
+#include "win/translate.h"
 
 /* Is win in MPI's unified memory model (public and private copies are one)? */
 static int is_unified(MPI_Win win)
@@ -55,6 +56,8 @@ int tio_win_free(MPI_Win *win)
     if (!st->region.hints.discard)
         tio_region_sync(&st->region, &err);
     int code = tio_err_raise_win(*win, &err);
+    if (st->overlay)
+        tio_xlate_unregister(*win);
     st->freeing = 1;
     int rc = PMPI_Win_free(win);
     st->region.hints.discard = 1; /* written back above */
@@ -66,8 +69,12 @@ int tio_win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     int rc = PMPI_Win_get_info(win, info_used);
     struct tio_win_state *st = tio_state_get(win);
-    if (rc == MPI_SUCCESS && st && st->has_region)
+    if (rc == MPI_SUCCESS && st && st->has_region) {
         tio_hints_report(&st->region.hints, st->region.factor, *info_used);
+        /* how tierio made it: on MPI's shared-memory window, or with MPI_Win_create */
+        PMPI_Info_set(*info_used, "tierio_window_impl",
+                      st->overlay ? "shared_memory" : "create");
+    }
     return rc;
 }
 
@@ -76,6 +83,18 @@ int tio_win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
     struct tio_win_state *st;
     if (keyval == MPI_WIN_CREATE_FLAVOR && (st = tio_state_get(win)) != NULL) {
         *(int **)attribute_val = &st->flavor;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    /* Base and size as the application got them: on MPI's shared-memory window MPI's
+     * are those of its larger piece, and MPICH answers NULL for an empty MPI_Win_create
+     * window. */
+    if ((keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE) &&
+        (st = tio_state_get(win)) != NULL && st->base) {
+        if (keyval == MPI_WIN_BASE)
+            *(void **)attribute_val = st->base;
+        else
+            *(MPI_Aint **)attribute_val = &st->size;
         *flag = 1;
         return MPI_SUCCESS;
     }

@@ -107,6 +107,8 @@ static int allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI
         tio_state_abandon(st);
         return rc;
     }
+    st->base = st->region.base;
+    st->size = size;
     *(void **)baseptr = st->region.base;
     return MPI_SUCCESS;
 fail:
@@ -152,11 +154,29 @@ static int is_storage_shared(MPI_Win win)
     return st && st->flavor == MPI_WIN_FLAVOR_SHARED && st->has_region;
 }
 
+/* A window made on MPI's shared-memory window (overlay.c): MPI's answer, moved to the
+ * window the application sees. */
+static void adjust_overlay(MPI_Win win, int rank, MPI_Aint *size, void *baseptr)
+{
+    struct tio_win_state *st = tio_state_get(win);
+    if (!st || !st->overlay || *(char **)baseptr == NULL)
+        return;
+    if (rank == MPI_PROC_NULL)
+        rank = 0;
+    *(char **)baseptr += st->shift;
+    if (rank >= 0 && rank < st->nprocs)
+        *size = st->sizes[rank];
+}
+
 int tio_win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                          void *baseptr)
 {
-    if (!is_storage_shared(win))
-        return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+    if (!is_storage_shared(win)) {
+        int rc = PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+        if (rc == MPI_SUCCESS)
+            adjust_overlay(win, rank, size, baseptr);
+        return rc;
+    }
     MPI_Aint du = 0;
     int rc = query(win, rank, size, &du, baseptr);
     if (rc == MPI_SUCCESS)
@@ -169,13 +189,15 @@ int tio_win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp
 {
     if (!is_storage_shared(win)) {
 #if MPI_VERSION >= 4
-        return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
+        int rc = PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
 #else
         int du = 0;
         int rc = PMPI_Win_shared_query(win, rank, size, &du, baseptr);
         *disp_unit = du;
-        return rc;
 #endif
+        if (rc == MPI_SUCCESS)
+            adjust_overlay(win, rank, size, baseptr);
+        return rc;
     }
     return query(win, rank, size, disp_unit, baseptr);
 }

@@ -38,10 +38,15 @@ fi
 wait "$mpipid" 2>/dev/null   # the launcher ends once its ranks are dead
 exec 3<&-
 wait "$drain" 2>/dev/null
+# Each rank must be dead, a zombie, or exiting (PF_EXITING: it runs no code of its own
+# any more; the launcher may have ended before the kernel finished tearing it down).
 for p in $pids; do
-  state=$(awk '/^State:/ {print $2}' "/proc/$p/status" 2>/dev/null)
-  if [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]; then
-    fail "rank process $p is still alive (state $state)"
+  stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+  rest=${stat##*) }            # fields after "pid (comm) "
+  set -- $rest
+  state=$1 flags=${7:-0}
+  if [ "$state" != Z ] && [ "$state" != X ] && [ $((flags & 4)) -eq 0 ]; then
+    fail "rank process $p is still alive (state $state, flags $flags)"
     kill -9 "$p" 2>/dev/null
   fi
 done

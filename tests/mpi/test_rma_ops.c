@@ -2,7 +2,8 @@
  * combined windows; plus shared windows on storage and dynamic windows with storage
  * attached. Each rank knows what its window must hold and checks it byte for byte in
  * memory, then (for the storage part) in the file with pread, after MPI_Win_sync, and
- * again after MPI_Win_free.
+ * again after MPI_Win_free; the storage pages must also be clean in the page cache then
+ * (written back: tt_check_clean, root only), which pread alone cannot tell.
  *
  *   test_rma_ops --kind memory|storage|combined|shared|dynamic
  *                [--factor F] [--order memory_first|storage_first]
@@ -363,13 +364,15 @@ struct wopts {
     enum kind kind;
     double factor;
     int storage_first;
+    int aligned;       /* page-aligned file offsets (tierio may use MPI's shared memory) */
+    const char *impl;  /* expected tierio_window_impl, or NULL */
 };
 
 static size_t round_up(size_t x, size_t p) { return (x + p - 1) / p * p; }
 
 static uint64_t file_offset(const struct wopts *o, int r)
 {
-    if (o->kind == K_COMBINED && !o->storage_first) /* memory_first: page-aligned */
+    if (o->aligned || (o->kind == K_COMBINED && !o->storage_first)) /* page-aligned */
         return (uint64_t)(r + 1) * round_up(WIN_BYTES, page);
     return 16 + (uint64_t)r * (WIN_BYTES + 48); /* multiples of 16, not of the page */
 }
@@ -385,8 +388,8 @@ static size_t storage_bytes(const struct wopts *o, int r)
     if (want == 0)
         return 0;
     if (!o->storage_first) {
-        size_t mem = round_up(WIN_BYTES - want, page);
-        return mem >= WIN_BYTES ? 0 : WIN_BYTES - mem;
+        size_t mem = (WIN_BYTES - want) / page * page; /* memory rounds down */
+        return WIN_BYTES - mem;
     }
     size_t delta = file_offset(o, r) % page, sto = round_up(delta + want, page) - delta;
     return sto > WIN_BYTES ? WIN_BYTES : sto;
@@ -505,6 +508,14 @@ static void run_window_kind(const struct wopts *o, int modes)
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     check_reported_hints(o, win, file);
+    if (o->impl) { /* which way tierio made the window, when the test demands one */
+        MPI_Info used;
+        TT_MPI(MPI_Win_get_info(win, &used));
+        const char *impl = tt_info_get(used, "tierio_window_impl");
+        TT_CHECK(impl && !strcmp(impl, o->impl), "tierio_window_impl is %s, expected %s",
+                 impl ? impl : "(unset)", o->impl);
+        MPI_Info_free(&used);
+    }
     if (o->kind != K_MEMORY) /* tierio refuses misaligned bases where MPICH needs them */
         TT_CHECK((uintptr_t)base % 16 == 0, "storage window base %p is not 16-byte aligned",
                  (void *)base);
@@ -599,12 +610,11 @@ static void run_shared(void)
     uint8_t *img = malloc(total);
     tt_fill(img, total, 777, 0); /* the initial image every rank writes to its own piece */
     for (int r = 0; r < n; r++) {
-        int right = (r + 1) % n, left = (r + n - 1) % n;
+        int right = (r + 1) % n;
         size_t h = piece_size(right) / 2;
         tt_fill(img + prefix[right], h, 900 + (uint64_t)r, 0);
         size_t h2 = piece_size(r) / 2;
         tt_fill(img + prefix[r] + h2, piece_size(r) - h2, 950 + (uint64_t)r, 0);
-        (void)left;
     }
     for (int r = 0; r < n; r++) {
         int left = (r + n - 1) % n;
@@ -670,8 +680,55 @@ static void run_shared(void)
     free(prefix);
 }
 
+/* A shared window on storage where rank 0's piece is empty: MPI_PROC_NULL answers the
+ * lowest non-empty piece, every piece lands contiguously in the file. */
+static void run_shared_zero(void)
+{
+    const int n = tt_size, me = tt_rank;
+    char file[PATH_MAX];
+    tt_path(file, sizeof file, "shared0.dat");
+    MPI_Info info = tt_storage_info(file, "4112");
+    tt_info_set(info, "storage_alloc_unlink", "true");
+    size_t mine = me == 0 ? 0 : 2048 + 16 * (size_t)me, total = 0, at = 0;
+    for (int r = 1; r < n; r++) {
+        if (r == me)
+            at = total;
+        total += 2048 + 16 * (size_t)r;
+    }
+    uint8_t *base;
+    MPI_Win win;
+    TT_MPI(MPI_Win_allocate_shared((MPI_Aint)mine, 1, info, MPI_COMM_WORLD, &base, &win));
+    MPI_Info_free(&info);
+    MPI_Aint sz;
+    int du;
+    uint8_t *p, *p1;
+    TT_MPI(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &p));
+    TT_MPI(MPI_Win_shared_query(win, n > 1 ? 1 : 0, &sz, &du, &p1));
+    TT_CHECK(n < 2 || p == p1, "shared_query(MPI_PROC_NULL) with an empty rank-0 piece: %p, "
+             "expected rank 1's piece %p", (void *)p, (void *)p1);
+    TT_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, win));
+    tt_fill(base, mine, 4000, at);
+    TT_MPI(MPI_Win_sync(win));
+    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TT_MPI(MPI_Win_sync(win));
+    uint8_t *img = malloc(total ? total : 1);
+    tt_fill(img, total, 4000, 0);
+    if (n > 1)
+        tt_compare(p1, img, total, "shared window with an empty piece, seen by rank %d", me);
+    TT_MPI(MPI_Win_unlock_all(win));
+    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (total)
+        tt_check_file(file, 4112, img, total, "shared window with an empty piece: file");
+    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TT_MPI(MPI_Win_free(&win));
+    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TT_CHECK(!tt_exists(file), "storage_alloc_unlink=true left \"%s\"", file);
+    free(img);
+}
+
 /* ---- dynamic windows with storage from MPI_Alloc_mem ---- */
 #define DYN_BYTES 12304 /* 3 pages + 16 */
+#define CDYN (4 * 4096 + 48) /* the combined buffer */
 
 static void run_dynamic(void)
 {
@@ -689,6 +746,20 @@ static void run_dynamic(void)
     MPI_Info_free(&info);
     TT_MPI(MPI_Alloc_mem(4096, MPI_INFO_NULL, &mbuf)); /* a plain memory buffer too */
     TT_CHECK(tt_exists(file), "MPI_Alloc_mem with storage hints did not create \"%s\"", file);
+    /* and a combined one: memory first, its last CDYN_STO bytes on storage */
+    char file2[PATH_MAX];
+    tt_path(file2, sizeof file2, "dynamic2.dat");
+    const uint64_t off2 = (uint64_t)(me + 1) * 8 * page;
+    MPI_Info_create(&info);
+    tt_info_set(info, "alloc_type", "storage");
+    tt_info_set(info, "storage_alloc_filename", file2);
+    tt_info_setf(info, "storage_alloc_offset", "%" PRIu64, off2);
+    tt_info_set(info, "storage_alloc_factor", "0.5");
+    tt_info_set(info, "storage_alloc_order", "memory_first");
+    uint8_t *cbuf = NULL;
+    TT_MPI(MPI_Alloc_mem(CDYN, info, &cbuf));
+    MPI_Info_free(&info);
+    const size_t cmem = (CDYN - CDYN / 2) / page * page, csto = CDYN - cmem;
 
     MPI_Win win;
     TT_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
@@ -696,13 +767,16 @@ static void run_dynamic(void)
     TT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, win));
     tt_fill(sbuf, DYN_BYTES, 3000 + (uint64_t)me, 0);
     memset(mbuf, 0, 4096);
+    tt_fill(cbuf, CDYN, 3400 + (uint64_t)me, 0);
     TT_MPI(MPI_Win_unlock(me, win));
     TT_MPI(MPI_Win_attach(win, sbuf, DYN_BYTES));
     TT_MPI(MPI_Win_attach(win, mbuf, 4096));
-    MPI_Aint addr[2], *all = malloc(sizeof(MPI_Aint) * 2 * (size_t)n);
+    TT_MPI(MPI_Win_attach(win, cbuf + 16, CDYN - 16)); /* a sub-range of the allocation */
+    MPI_Aint addr[3], *all = malloc(sizeof(MPI_Aint) * 3 * (size_t)n);
     TT_MPI(MPI_Get_address(sbuf, &addr[0]));
     TT_MPI(MPI_Get_address(mbuf, &addr[1]));
-    TT_MPI(MPI_Allgather(addr, 2, MPI_AINT, all, 2, MPI_AINT, MPI_COMM_WORLD));
+    TT_MPI(MPI_Get_address(cbuf, &addr[2]));
+    TT_MPI(MPI_Allgather(addr, 3, MPI_AINT, all, 3, MPI_AINT, MPI_COMM_WORLD));
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
     /* Round 1: each rank puts 5000 bytes at byte 1000 of its right neighbour's storage
@@ -715,9 +789,12 @@ static void run_dynamic(void)
     tt_fill(src3, 3000, 3300 + (uint64_t)me, 0);
     uint64_t one = 1, res;
     TT_MPI(MPI_Win_lock_all(0, win));
-    TT_MPI(MPI_Put(src1, 5000, MPI_BYTE, right, MPI_Aint_add(all[2 * right], 1000), 5000,
+    TT_MPI(MPI_Put(src1, 5000, MPI_BYTE, right, MPI_Aint_add(all[3 * right], 1000), 5000,
                    MPI_BYTE, win));
-    TT_MPI(MPI_Put(src2, 100, MPI_BYTE, right, MPI_Aint_add(all[2 * right + 1], 16), 100,
+    TT_MPI(MPI_Put(src2, 100, MPI_BYTE, right, MPI_Aint_add(all[3 * right + 1], 16), 100,
+                   MPI_BYTE, win));
+    /* across the memory/storage boundary of the combined buffer */
+    TT_MPI(MPI_Put(src1, 5000, MPI_BYTE, right, MPI_Aint_add(all[3 * right + 2], 10000), 5000,
                    MPI_BYTE, win));
     for (int j = 0; j < 2; j++)
         TT_MPI(MPI_Fetch_and_op(&one, &res, MPI_UINT64_T, 0, MPI_Aint_add(all[0], 8), MPI_SUM,
@@ -736,21 +813,28 @@ static void run_dynamic(void)
     }
     memset(mexp, 0, sizeof mexp);
     tt_fill(mexp + 16, 100, 3200 + (uint64_t)left, 0);
+    uint8_t *cexp = malloc(CDYN);
+    tt_fill(cexp, CDYN, 3400 + (uint64_t)me, 0);
+    tt_fill(cexp + 10000, 5000, 3100 + (uint64_t)left, 0);
     TT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
     TT_MPI(MPI_Win_sync(win));
     tt_compare(sbuf, exp, DYN_BYTES, "dynamic: storage buffer of rank %d after puts", me);
     tt_compare(mbuf, mexp, sizeof mexp, "dynamic: memory buffer of rank %d after puts", me);
+    tt_compare(cbuf, cexp, CDYN, "dynamic: combined buffer of rank %d after puts", me);
     TT_MPI(MPI_Win_unlock(me, win));
     TT_MPI(MPI_Win_sync(win)); /* writes back the attached storage */
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     tt_check_file(file, off, exp, DYN_BYTES, "dynamic: file after MPI_Win_sync");
     tt_check_clean(file, off, DYN_BYTES, "dynamic: attached storage after MPI_Win_sync");
+    tt_check_file(file2, off2, cexp + cmem, csto,
+                  "dynamic: storage part of the combined buffer after MPI_Win_sync");
+    tt_check_clean(file2, off2, csto, "dynamic: combined buffer after MPI_Win_sync");
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
     /* Round 2, not synced: 3000 bytes at byte 9000 (spanning a page boundary). Then
      * detach and MPI_Free_mem, which must write them back. */
     TT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
-    TT_MPI(MPI_Put(src3, 3000, MPI_BYTE, right, MPI_Aint_add(all[2 * right], 9000), 3000,
+    TT_MPI(MPI_Put(src3, 3000, MPI_BYTE, right, MPI_Aint_add(all[3 * right], 9000), 3000,
                    MPI_BYTE, win));
     TT_MPI(MPI_Win_unlock(right, win));
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -761,18 +845,24 @@ static void run_dynamic(void)
     TT_MPI(MPI_Win_unlock(me, win));
     TT_MPI(MPI_Win_detach(win, sbuf));
     TT_MPI(MPI_Win_detach(win, mbuf));
+    TT_MPI(MPI_Win_detach(win, cbuf + 16));
     TT_MPI(MPI_Free_mem(sbuf));
     TT_MPI(MPI_Free_mem(mbuf));
+    TT_MPI(MPI_Free_mem(cbuf));
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     tt_check_file(file, off, exp, DYN_BYTES, "dynamic: file after MPI_Win_detach + MPI_Free_mem");
     tt_check_clean(file, off, DYN_BYTES, "dynamic: storage after MPI_Free_mem");
     TT_MPI(MPI_Win_free(&win));
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     tt_check_file(file, off, exp, DYN_BYTES, "dynamic: file after MPI_Win_free");
+    tt_check_file(file2, off2, cexp + cmem, csto, "dynamic: combined buffer's file at the end");
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == 0)
+    if (me == 0) {
         unlink(file);
+        unlink(file2);
+    }
     free(exp);
+    free(cexp);
     free(src1);
     free(src3);
     free(all);
@@ -783,7 +873,7 @@ int main(int argc, char **argv)
     tt_init(&argc, &argv, "rma_ops");
     page = (size_t)sysconf(_SC_PAGESIZE);
     nslots = WIN_BYTES / 8;
-    struct wopts o = {K_MEMORY, 1.0, 0};
+    struct wopts o = {K_MEMORY, 1.0, 0, 0, NULL};
     int modes = (1 << M_COUNT) - 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
@@ -797,6 +887,11 @@ int main(int argc, char **argv)
             if (k == 5)
                 TT_DIE("unknown kind %s", v);
             o.kind = (enum kind)k;
+        } else if (!strcmp(a, "--aligned")) {
+            o.aligned = 1;
+        } else if (!strcmp(a, "--expect-impl")) {
+            o.impl = v;
+            i++;
         } else if (!strcmp(a, "--factor")) {
             o.factor = atof(v);
             i++;
@@ -823,8 +918,10 @@ int main(int argc, char **argv)
     if (tt_size > 64)
         TT_DIE("at most 64 ranks");
     layout(tt_size);
-    if (o.kind == K_SHARED)
+    if (o.kind == K_SHARED) {
         run_shared();
+        run_shared_zero();
+    }
     else if (o.kind == K_DYNAMIC)
         run_dynamic();
     else

@@ -283,6 +283,17 @@ TT_FN void tt_info_setf(MPI_Info info, const char *key, const char *fmt, ...)
     TT_MPI(MPI_Info_set(info, key, v));
 }
 
+/* A new info asking for a storage window in file at offset (a decimal string). */
+TT_FN MPI_Info tt_storage_info(const char *file, const char *offset)
+{
+    MPI_Info info;
+    TT_MPI(MPI_Info_create(&info));
+    tt_info_set(info, "alloc_type", "storage");
+    tt_info_set(info, "storage_alloc_filename", file);
+    tt_info_set(info, "storage_alloc_offset", offset);
+    return info;
+}
+
 /* Value of key in info, or NULL (static buffer). */
 TT_FN const char *tt_info_get(MPI_Info info, const char *key)
 {
