@@ -483,13 +483,13 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
     MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, g_rank, 0, win));
     for (size_t i = 0; i < n && (put_ok || get_ok); i++) {
         double ea, eb, ec;
-        expected(left, i, o->reps, &ea, &eb, &ec);
+        expected(left, i, passes, &ea, &eb, &ec);
         if (put_ok && !close_enough(c[i], ea)) {
             fprintf(stderr, "[rank %d] mstream: put: c[%zu]=%g, expected %g\n", g_rank, i, c[i],
                     ea);
             put_ok = false;
         }
-        expected(right, i, o->reps, &ea, &eb, &ec);
+        expected(right, i, passes, &ea, &eb, &ec);
         if (get_ok && !close_enough(b[i], ea)) {
             fprintf(stderr, "[rank %d] mstream: get: b[%zu]=%g, expected %g\n", g_rank, i, b[i],
                     ea);

@@ -104,6 +104,24 @@ int tio_filemap_open(struct tio_filemap *fm, const char *path, uint64_t offset, 
     return TIO_OK;
 }
 
+/* Large folios mapped by PMD (ext4 and others, Linux >= 6.x): a fault maps 2 MiB instead
+ * of 4 KiB, so filling a window and writing it again after a sync cost ~400x fewer faults
+ * (measured: a 38 MiB refill after msync, 9734 faults / 30 ms vs 25 faults / 7 ms). Only
+ * where whole 2 MiB pieces of the mapping line up with 2 MiB pieces of the file: a large
+ * folio mapped page by page costs ext4 a walk over all its blocks at every write fault
+ * (measured: 4.5 MiB in 9 unaligned windows filled 4x slower). The price: write-back is
+ * per folio, so scattered small writes write more. A no-op where the kernel cannot. */
+static void advise_huge(char *p, size_t len, uint64_t file_off)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (((uintptr_t)p - file_off) % huge)
+        return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t b = ((uintptr_t)p + len) & ~(huge - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_HUGEPAGE);
+}
+
 int tio_filemap_map(struct tio_filemap *fm, void *fixed, const struct tio_filemap_opts *o,
                     struct tio_err *err)
 {
@@ -125,6 +143,8 @@ int tio_filemap_map(struct tio_filemap *fm, void *fixed, const struct tio_filema
                                                            : MADV_NORMAL;
     if (advice != MADV_NORMAL)
         madvise(p, fm->map_len, advice);
+    if (o->hugepages && !fm->private_map)
+        advise_huge(p, fm->map_len, fm->offset - delta);
     return TIO_OK;
 }
 

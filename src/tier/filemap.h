@@ -32,6 +32,7 @@ struct tio_filemap_opts {
     mode_t perm;        /* for a created file */
     int private_map;
     int access_style;   /* TIO_ACCESS_* bits: madvise */
+    int hugepages;      /* ask for large folios mapped by PMD (MADV_HUGEPAGE) */
     int striping;       /* striping hints were given */
 };
 

@@ -19,6 +19,16 @@ void tio_hints_default(struct tio_hints *h)
     h->order = TIO_ORDER_MEMORY_FIRST;
     h->engine = TIO_ENGINE_MMAP;
     h->file_perm = 0600;
+    h->hugepages = -1;
+}
+
+int tio_hints_hugepages(const struct tio_hints *h)
+{
+    if (h->discard)
+        return 0;
+    if (h->hugepages >= 0)
+        return h->hugepages;
+    return !(h->access_style & TIO_ACCESS_RANDOM);
 }
 
 int tio_parse_bool(const char *s, int *out)
@@ -190,6 +200,13 @@ int tio_hints_parse(struct tio_hints *h, tio_hint_get_fn get, void *ctx, struct 
                                "has no user-level mmap engine yet (use \"mmap\")", name);
         if (strcmp(val, "mmap") != 0)
             return bad_value(err, name, val, "expected \"mmap\" or \"ummap\"");
+    }
+    WITH_HINT(TIO_HINT_HUGEPAGES, NULL) {
+        h->storage_keys_seen = 1;
+        if (!strcasecmp(val, "auto"))
+            h->hugepages = -1;
+        else if (tio_parse_bool(val, &h->hugepages))
+            return bad_value(err, name, val, "expected \"auto\", \"true\" or \"false\"");
     }
     /* The engine's own tuning hints mean nothing to the kernel mmap engine. */
     static const char *engine_keys[][2] = {

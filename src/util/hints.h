@@ -29,6 +29,7 @@ struct tio_hints {
     int unlink;
     int discard;
     enum tio_engine engine;
+    int hugepages;               /* -1 auto (yes unless access_style=random), 0, 1 */
     int file_perm_given;
     mode_t file_perm;            /* default 0600 */
     int access_style;            /* TIO_ACCESS_* bits */
@@ -45,6 +46,10 @@ typedef int (*tio_hint_get_fn)(void *ctx, const char *key, char *val, size_t len
 int tio_hints_parse(struct tio_hints *h, tio_hint_get_fn get, void *ctx, struct tio_err *err);
 
 void tio_hints_default(struct tio_hints *h);
+
+/* Whether large pages are asked for, "auto" resolved: yes unless the accesses are
+ * random or the mapping is private (storage_alloc_discard). */
+int tio_hints_hugepages(const struct tio_hints *h);
 
 /* Parse helpers, exposed for tests. Return 0 on success. */
 int tio_parse_bool(const char *s, int *out);

@@ -48,6 +48,7 @@ void tio_hints_report(const struct tio_hints *h, double factor, MPI_Info info)
     PMPI_Info_set(info, TIO_HINT_UNLINK, h->unlink ? "true" : "false");
     PMPI_Info_set(info, TIO_HINT_DISCARD, h->discard ? "true" : "false");
     PMPI_Info_set(info, TIO_HINT_ENGINE, "mmap");
+    PMPI_Info_set(info, TIO_HINT_HUGEPAGES, tio_hints_hugepages(h) ? "true" : "false");
     snprintf(buf, sizeof buf, "0%o", (unsigned)h->file_perm);
     PMPI_Info_set(info, TIO_HINT_FILE_PERM, buf);
     if (h->access_style_str[0])

@@ -14,6 +14,8 @@
 #include "win/agree.h"
 #include "win/translate.h"
 
+#define HUGE_UNIT ((size_t)2 << 20)
+
 /* Where a process's storage part is: the file region and its place in the piece. */
 struct piece {
     char path[PATH_MAX];
@@ -73,10 +75,16 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     *made = 0;
     /* Qualifies: enabled, one node, every storage offset page-aligned, no discard
      * (private mappings cannot be shared). */
-    int flags[1] = {!enabled() || (h->alloc_type == TIO_ALLOC_STORAGE &&
-                                   (h->offset % page != 0 || h->discard))};
-    if (tio_agree(comm, &err, flags, 1) || flags[0] || !all_on_one_node(comm))
+    int flags[2] = {!enabled() || (h->alloc_type == TIO_ALLOC_STORAGE &&
+                                   (h->offset % page != 0 || h->discard)),
+                    /* large pages wanted somewhere, on a window big enough for them */
+                    h->alloc_type == TIO_ALLOC_STORAGE && tio_hints_hugepages(h) &&
+                        (size_t)size >= HUGE_UNIT};
+    if (tio_agree(comm, &err, flags, 2) || flags[0] || !all_on_one_node(comm))
         return MPI_SUCCESS;
+    /* Windows start on a multiple of unit: a page, or 2 MiB so that the files can be
+     * mapped with large pages (the pieces are then multiples of 2 MiB too). */
+    const size_t unit = flags[1] ? HUGE_UNIT : page;
 
     int rank, n;
     PMPI_Comm_rank(comm, &rank);
@@ -102,14 +110,14 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
         return tio_err_raise_comm(comm, &err);
     }
 
-    /* One page more than asked for: room to start the window on a page boundary. */
+    /* One unit more than asked for: room to start the window on a unit boundary. */
     MPI_Info shinfo;
     if (info == MPI_INFO_NULL)
         PMPI_Info_create(&shinfo);
     else
         PMPI_Info_dup(info, &shinfo);
     PMPI_Info_set(shinfo, "alloc_shared_noncontig", "true");
-    MPI_Aint asked = (MPI_Aint)(((size_t)size + page - 1) / page * page + page);
+    MPI_Aint asked = (MPI_Aint)(((size_t)size + unit - 1) / unit * unit + unit);
     char *mine = NULL;
 #if MPI_VERSION >= 4
     int rc = PMPI_Win_allocate_shared_c(asked, disp_unit, shinfo, comm, &mine, win);
@@ -125,15 +133,15 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     }
 
 
-    /* Every piece must sit at the same distance before a page boundary, and that
+    /* Every piece must sit at the same distance before a unit boundary, and that
      * distance must be a whole number of every process's displacement units. */
-    size_t shift = (page - (uintptr_t)mine % page) % page;
+    size_t shift = (unit - (uintptr_t)mine % unit) % unit;
     int odd = 0;
     for (int i = 0; i < n; i++) {
         MPI_Aint sz;
         int du;
         PMPI_Win_shared_query(*win, i, &sz, &du, &bases[i]);
-        odd |= (page - (uintptr_t)bases[i] % page) % page != shift ||
+        odd |= (unit - (uintptr_t)bases[i] % unit) % unit != shift ||
                shift % (size_t)st->disp_units[i] != 0;
     }
     flags[0] = odd;

@@ -14,6 +14,7 @@ static struct tio_filemap_opts opts_of(const struct tio_hints *h)
         .perm = h->file_perm,
         .private_map = h->discard,
         .access_style = h->access_style,
+        .hugepages = tio_hints_hugepages(h),
         .striping = h->striping_factor || h->striping_unit,
     };
     return o;
@@ -66,6 +67,28 @@ static long long layout(struct tio_region *r, size_t size, const struct tio_hint
     return (long long)sto;
 }
 
+/* An anonymous read-write range of len bytes. With align (a power of two), placed so that
+ * its start is congruent to want modulo align: then the file part can be mapped by PMD
+ * when the kernel gives the file large folios. */
+static char *reserve(size_t len, size_t align, uintptr_t want)
+{
+    size_t extra = align ? align : 0;
+    char *raw = mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    if (!align)
+        return raw;
+    char *at = raw + ((want - (uintptr_t)raw) & (align - 1));
+    if (at > raw)
+        munmap(raw, (size_t)(at - raw));
+    if (raw + len + extra > at + len)
+        munmap(at + len, (size_t)(raw + len + extra - (at + len)));
+    return at;
+}
+
+#define HUGE_ALIGN ((size_t)2 << 20)
+
 int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints *h,
                       uint64_t mem_budget, struct tio_err *err)
 {
@@ -78,61 +101,48 @@ int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints 
     long long l = layout(r, size, h, mem_budget, err);
     if (l < 0)
         return err ? err->cls : TIO_E_OTHER;
-    size_t sto = (size_t)l;
-    if (sto == 0) { /* everything in memory: no file is touched */
-        r->reserve_len = round_up(size ? size : 1, page);
-        r->reserve = mmap(NULL, r->reserve_len, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (r->reserve == MAP_FAILED) {
-            r->reserve = NULL;
-            return tio_err_errno(err, errno, "cannot allocate %zu bytes of memory", size);
-        }
-        r->base = r->reserve;
-        return TIO_OK;
-    }
+    const size_t sto = (size_t)l;
 
-    int rc = tio_filemap_open(&r->fm, h->filename, h->offset, sto, &o, err);
-    if (rc)
-        return rc;
-    r->has_file = 1;
-    if (sto == size) {
-        rc = tio_filemap_map(&r->fm, NULL, &o, err);
+    /* One anonymous range for the whole window; the file is laid over its storage part.
+     * When storage comes first (or is everything), the file's page starts `delta` bytes
+     * before the window; with memory first, the storage part starts on a page. */
+    const int file_first = h->order == TIO_ORDER_STORAGE_FIRST || sto == size;
+    const size_t lead = sto && file_first ? delta : 0;
+    const size_t at = sto && !file_first ? size - sto : 0; /* file mapping in the range */
+    r->reserve_len = round_up(lead + (size ? size : 1), page);
+    uintptr_t want = (uintptr_t)(h->offset - (sto ? (file_first ? delta : 0) : 0)) - at;
+
+    /* The file first: a full disk is the error to report, not the address space. */
+    int rc = TIO_OK;
+    if (sto) {
+        rc = tio_filemap_open(&r->fm, h->filename, h->offset, sto, &o, err);
         if (rc)
-            goto fail;
-        r->reserve = r->fm.map;
-        r->reserve_len = r->fm.map_len;
-        r->base = r->fm.addr;
-    } else {
-        /* Reserve the whole range as memory, then lay the file over its storage part. */
-        size_t lead = h->order == TIO_ORDER_STORAGE_FIRST ? delta : 0;
-        r->reserve_len = round_up(lead + size, page);
-        r->reserve = mmap(NULL, r->reserve_len, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (r->reserve == MAP_FAILED) {
-            r->reserve = NULL;
-            rc = tio_err_errno(err, errno, "cannot reserve %zu bytes of address space",
-                               r->reserve_len);
-            goto fail;
-        }
-        char *where = h->order == TIO_ORDER_STORAGE_FIRST ? r->reserve
-                                                          : r->reserve + (size - sto);
-        rc = tio_filemap_map(&r->fm, where, &o, err);
-        if (rc)
-            goto fail;
-        r->base = r->reserve + lead;
+            return rc;
+        r->has_file = 1;
     }
+    r->reserve = reserve(r->reserve_len, sto && o.hugepages ? HUGE_ALIGN : 0, want);
+    if (!r->reserve)
+        rc = tio_err_errno(err, errno, "cannot reserve %zu bytes of address space",
+                           r->reserve_len);
+    else if (sto)
+        rc = tio_filemap_map(&r->fm, r->reserve + at, &o, err);
+    if (rc) {
+        if (r->reserve)
+            munmap(r->reserve, r->reserve_len);
+        if (r->has_file)
+            tio_filemap_close(&r->fm, r->fm.created, 1);
+        r->has_file = 0;
+        r->reserve = NULL;
+        return rc;
+    }
+    r->base = r->reserve + lead;
+    if (sto == 0) /* everything in memory: no file is touched */
+        return TIO_OK;
     r->sync_addr = r->fm.addr;
     r->sync_len = sto;
     TIO_DEBUG("region %p: %zu bytes, %zu on \"%s\"@%llu, factor %.4f", (void *)r->base,
               size, sto, h->filename, (unsigned long long)h->offset, r->factor);
     return TIO_OK;
-fail:
-    if (r->reserve && r->reserve != r->fm.map)
-        munmap(r->reserve, r->reserve_len);
-    tio_filemap_close(&r->fm, r->fm.created, r->reserve != NULL && r->reserve != r->fm.map);
-    r->has_file = 0;
-    r->reserve = NULL;
-    return rc;
 }
 
 int tio_region_prepare(struct tio_region *r, size_t size, const struct tio_hints *h,
