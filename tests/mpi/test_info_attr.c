@@ -104,6 +104,7 @@ static void case_canonical(void)
     size_t sto = round_up(delta + want, page) - delta;
     expect_factor(used, (double)sto / (double)S, ctx);
     expect_info(used, "storage_alloc_order", "storage_first", ctx);
+    expect_info(used, "storage_alloc_hugepages", "false", ctx); /* auto, access_style=random */
     expect_info(used, "storage_alloc_unlink", "true", ctx);
     expect_info(used, "storage_alloc_discard", "false", ctx);
     expect_info(used, "file_perm", "0600", ctx);

@@ -381,6 +381,32 @@ static void test_access_style(void)
     }
 }
 
+static void test_hugepages(void)
+{
+    struct tio_hints h;
+    struct tio_err e;
+    CASE("storage_alloc_hugepages");
+    CHECK(!strcmp(TIO_HINT_HUGEPAGES, "storage_alloc_hugepages"));
+    CHECK_EQ(parse(&h, &e, KV({"alloc_type", "storage"})), TIO_OK);
+    CHECK_EQ(h.hugepages, -1); /* auto */
+    CHECK_EQ(tio_hints_hugepages(&h), 1);
+    CHECK_EQ(parse(&h, &e, KV({"access_style", "random"})), TIO_OK);
+    CHECK_EQ(tio_hints_hugepages(&h), 0); /* auto: not for random accesses */
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_discard", "true"},
+                              {"storage_alloc_hugepages", "true"})), TIO_OK);
+    CHECK_EQ(tio_hints_hugepages(&h), 0); /* never on private mappings */
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_hugepages", "false"})), TIO_OK);
+    CHECK_EQ(h.hugepages, 0);
+    CHECK_EQ(tio_hints_hugepages(&h), 0);
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_hugepages", "true"},
+                              {"access_style", "random"})), TIO_OK);
+    CHECK_EQ(tio_hints_hugepages(&h), 1); /* asked for explicitly */
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_hugepages", "AUTO"})), TIO_OK);
+    CHECK_EQ(h.hugepages, -1);
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_hugepages", "2m"})), TIO_E_INFO_VALUE);
+    CHECK_HAS(e.msg, "storage_alloc_hugepages=\"2m\"");
+}
+
 static void test_parse_bool(void)
 {
     static const char *yes[] = {"true", "TRUE", "True", "1", "yes", "YES", "Yes"};
@@ -466,6 +492,7 @@ int main(void)
     test_invalid();
     test_file_perm();
     test_access_style();
+    test_hugepages();
     test_parse_bool();
     test_parse_u64();
     test_long_values();
