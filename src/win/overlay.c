@@ -92,9 +92,10 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     st->nprocs = n;
     st->sizes = calloc((size_t)n, sizeof *st->sizes);
     st->disp_units = calloc((size_t)n, sizeof *st->disp_units);
+    st->shifts = calloc((size_t)n, sizeof *st->shifts);
     char **bases = calloc((size_t)n, sizeof *bases);
     struct piece *all = calloc((size_t)n, sizeof *all);
-    flags[0] = !st->sizes || !st->disp_units || !bases || !all;
+    flags[0] = !st->sizes || !st->disp_units || !st->shifts || !bases || !all;
     if (tio_agree(comm, &err, flags, 1) || flags[0])
         goto not_here;
     PMPI_Allgather(&size, 1, MPI_AINT, st->sizes, 1, MPI_AINT, comm);
@@ -133,20 +134,21 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     }
 
 
-    /* Every piece must sit at the same distance before a unit boundary, and that
-     * distance must be a whole number of every process's displacement units. */
-    size_t shift = (unit - (uintptr_t)mine % unit) % unit;
-    int odd = 0;
+    /* My window starts at the first unit boundary of my piece, `shift` bytes in; each
+     * process maps the segment at its own address, so each has its own shift, and peers
+     * reach my window at my shift into my piece. It must be a whole number of my
+     * displacement units. */
+    MPI_Aint shift = (MPI_Aint)((unit - (uintptr_t)mine % unit) % unit);
     for (int i = 0; i < n; i++) {
         MPI_Aint sz;
         int du;
         PMPI_Win_shared_query(*win, i, &sz, &du, &bases[i]);
-        odd |= (unit - (uintptr_t)bases[i] % unit) % unit != shift ||
-               shift % (size_t)st->disp_units[i] != 0;
     }
-    flags[0] = odd;
+    PMPI_Allgather(&shift, 1, MPI_AINT, st->shifts, 1, MPI_AINT, comm);
+    flags[0] = shift % disp_unit != 0;
     if (tio_agree(comm, &err, flags, 1) || flags[0]) {
-        TIO_INFO("shared-memory pieces do not line up with pages; using MPI_Win_create");
+        TIO_INFO("shared-memory pieces do not line up with the displacement unit; using "
+                 "MPI_Win_create");
         PMPI_Win_free(win);
         goto not_here;
     }
@@ -166,8 +168,8 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm);
     for (int i = 0; i < n && !err.cls; i++)
         if (i != rank && all[i].len)
-            map_peer(&all[i], bases[i] + shift, &err);
-    if (!err.cls && tio_xlate_register(*win, n, (MPI_Aint)shift, st->disp_units))
+            map_peer(&all[i], bases[i] + st->shifts[i], &err);
+    if (!err.cls && tio_xlate_register(*win, n, st->shifts, st->disp_units))
         tio_err_set(&err, TIO_E_NOMEM,
                     "out of memory, or more than 1024 storage windows at once on MPI's "
                     "shared-memory window (TIERIO_SHM_OVERLAY=0 lifts the limit)");
@@ -176,13 +178,12 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     free(bases);
     free(all);
     st->overlay = 1;
-    st->shift = (MPI_Aint)shift;
     st->size = size;
     st->base = mine + shift;
     *(void **)baseptr = st->base;
     *made = 1;
-    TIO_DEBUG("storage window on MPI's shared-memory window (%lld bytes, shift %zu)",
-              (long long)size, shift);
+    TIO_DEBUG("storage window on MPI's shared-memory window (%lld bytes, shift %lld)",
+              (long long)size, (long long)shift);
     return MPI_SUCCESS;
 not_here: /* the caller makes the region again, with its own memory */
     if (st->has_region) {
@@ -195,8 +196,10 @@ not_here: /* the caller makes the region again, with its own memory */
     free(all);
     free(st->sizes);
     free(st->disp_units);
+    free(st->shifts);
     st->sizes = NULL;
     st->disp_units = NULL;
+    st->shifts = NULL;
     st->nprocs = 0;
     return MPI_SUCCESS;
 fail:

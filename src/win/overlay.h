@@ -8,9 +8,11 @@
  * rounded to pages) and maps each process's file over the storage part of its piece, in
  * every process: osc sm's direct loads and stores then land in the file's pages.
  *
- * osc sm puts its own state before the first piece, so pieces start `shift` bytes before
- * a page boundary. The window the application sees starts at that boundary; the MPI_*
- * one-sided wrappers add the shift to target displacements (translate.h). Hence this
+ * osc sm puts its own state before the first piece, so pieces do not start on a page.
+ * Each process's window starts at the first unit boundary of its piece (a page, or 2 MiB
+ * for large windows, so the file can be mapped with large folios), `shift` bytes in, and
+ * each process maps the segment at its own address, so the shifts differ: the MPI_*
+ * one-sided wrappers add the target's shift to target displacements (translate.h). Hence this
  * path is used only when libtierio-pmpi is loaded, and only with Open MPI, whose osc sm
  * reaches pieces through those addresses alone (its Fortran bindings call PMPI_* and so
  * bypass tierio altogether). TIERIO_SHM_OVERLAY=0 turns it off. */

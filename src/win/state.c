@@ -66,6 +66,7 @@ int tio_state_release(struct tio_win_state *st, struct tio_err *err)
     free(st->sizes);
     free(st->disp_units);
     free(st->prefix);
+    free(st->shifts);
     free(st->att);
     pthread_mutex_destroy(&st->lock);
     free(st);

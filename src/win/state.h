@@ -32,7 +32,7 @@ struct tio_win_state {
     MPI_Aint size;
     /* made on MPI's shared-memory window (overlay.c) */
     int overlay;
-    MPI_Aint shift;             /* window start - MPI's piece start, bytes */
+    MPI_Aint *shifts;           /* per process: its window start - its piece start */
     int freeing;                /* tio_win_free is releasing it: the attribute's delete
                                    callback must not */
 };

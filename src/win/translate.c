@@ -32,14 +32,15 @@ static void init(void)
 void tio_mark_rma_interposed(void) { __atomic_store_n(&interposed, 1, __ATOMIC_RELEASE); }
 int tio_rma_interposed(void) { return __atomic_load_n(&interposed, __ATOMIC_ACQUIRE); }
 
-int tio_xlate_register(MPI_Win win, int n, MPI_Aint shift, const MPI_Aint *disp_units)
+int tio_xlate_register(MPI_Win win, int n, const MPI_Aint *shifts,
+                       const MPI_Aint *disp_units)
 {
     pthread_once(&once, init);
     MPI_Aint *units = calloc((size_t)n, sizeof *units);
     if (!units)
         return ENOMEM;
     for (int i = 0; i < n; i++)
-        units[i] = shift / disp_units[i];
+        units[i] = shifts[i] / disp_units[i];
     int rc = ENOMEM;
     pthread_mutex_lock(&writers);
     for (int i = 0; i < SLOTS; i++)

@@ -16,8 +16,9 @@ extern int tio_xlate_count;
 void tio_mark_rma_interposed(void);
 int tio_rma_interposed(void);
 
-/* shift in bytes; disp_units[n] of every rank (copied). Returns 0 or ENOMEM. */
-int tio_xlate_register(MPI_Win win, int n, MPI_Aint shift, const MPI_Aint *disp_units);
+/* shifts[n] in bytes and disp_units[n] of every rank (copied). Returns 0 or ENOMEM. */
+int tio_xlate_register(MPI_Win win, int n, const MPI_Aint *shifts,
+                       const MPI_Aint *disp_units);
 void tio_xlate_unregister(MPI_Win win);
 MPI_Aint tio_xlate_disp_slow(MPI_Win win, int rank, MPI_Aint disp);
 

@@ -163,9 +163,10 @@ static void adjust_overlay(MPI_Win win, int rank, MPI_Aint *size, void *baseptr)
         return;
     if (rank == MPI_PROC_NULL)
         rank = 0;
-    *(char **)baseptr += st->shift;
-    if (rank >= 0 && rank < st->nprocs)
+    if (rank >= 0 && rank < st->nprocs) {
+        *(char **)baseptr += st->shifts[rank];
         *size = st->sizes[rank];
+    }
 }
 
 int tio_win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
