@@ -13,6 +13,17 @@ static uint64_t pattern(int owner, int writer, size_t slot)
     return ((uint64_t)owner << 48) ^ ((uint64_t)writer << 40) ^ (slot * 2654435761u);
 }
 
+/* The content of owner's window after every writer's puts and the counter. */
+static void expected(uint64_t *want, size_t nslots, const size_t *spots, size_t nspots,
+                     int owner, int n)
+{
+    memset(want, 0, nslots * 8);
+    for (int w = 0; w < n; w++)
+        for (size_t k = 0; k < nspots; k++)
+            want[spots[k] + (size_t)w] = pattern(owner, w, spots[k] + (size_t)w);
+    want[nslots - 1] = (uint64_t)n;
+}
+
 int main(int argc, char **argv)
 {
     tt_init(&argc, &argv, "overlay_big");
@@ -51,10 +62,11 @@ int main(int argc, char **argv)
      * middle and the end; the last slot is the counter. */
     const size_t spots[] = {0, 2 * (size_t)n, nslots / 2 - (size_t)n, nslots / 2,
                             nslots - 2 * (size_t)n};
+    const size_t nspots = sizeof spots / sizeof spots[0];
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     TT_MPI(MPI_Win_lock_all(0, win));
     for (int t = 0; t < n; t++)
-        for (size_t k = 0; k < sizeof spots / sizeof spots[0]; k++) {
+        for (size_t k = 0; k < nspots; k++) {
             size_t slot = spots[k] + (size_t)me;
             uint64_t v = pattern(t, me, slot);
             TT_MPI(MPI_Put(&v, 1, MPI_UINT64_T, t, (MPI_Aint)slot, 1, MPI_UINT64_T, win));
@@ -70,39 +82,24 @@ int main(int argc, char **argv)
     TT_MPI(MPI_Win_unlock_all(win));
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
-    /* What every window must hold now: ours locally, a neighbour's through MPI_Get. */
-    uint64_t *want = calloc(nslots, 8), *got = malloc(BIG);
-    for (int w = 0; w < n; w++)
-        for (size_t k = 0; k < sizeof spots / sizeof spots[0]; k++)
-            want[spots[k] + (size_t)w] = pattern(me, w, spots[k] + (size_t)w);
-    want[nslots - 1] = (uint64_t)n;
+    /* What every window must hold now: ours locally, a neighbour's through MPI_Get, and
+     * the storage part of ours (memory first) in the file from our offset. */
+    uint64_t *want = malloc(BIG), *got = malloc(BIG);
+    expected(want, nslots, spots, nspots, me, n);
     TT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
     tt_compare(base, want, BIG, "own window after puts and fetch_and_op");
     TT_MPI(MPI_Win_unlock(me, win));
+    TT_MPI(MPI_Win_sync(win));
+    size_t sto = combined ? BIG - (BIG / 2) / 4096 * 4096 : BIG;
+    tt_check_file(file, (uint64_t)atoll(off), (uint8_t *)want + (BIG - sto), sto,
+                  "storage part of my window in the file");
+
     const int right = (me + 1) % n;
     TT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     TT_MPI(MPI_Get(got, (int)nslots, MPI_UINT64_T, right, 0, (int)nslots, MPI_UINT64_T, win));
     TT_MPI(MPI_Win_unlock(right, win));
-    for (size_t s = 0; s < nslots; s++)
-        want[s] = 0;
-    for (int w = 0; w < n; w++)
-        for (size_t k = 0; k < sizeof spots / sizeof spots[0]; k++)
-            want[spots[k] + (size_t)w] = pattern(right, w, spots[k] + (size_t)w);
-    want[nslots - 1] = (uint64_t)n;
+    expected(want, nslots, spots, nspots, right, n);
     tt_compare(got, want, BIG, "right neighbour's window through MPI_Get");
-
-    /* The storage part of my window (memory first), from my offset in the file. */
-    TT_MPI(MPI_Win_sync(win));
-    size_t sto = combined ? BIG - (BIG / 2) / 4096 * 4096 : BIG;
-    size_t first = BIG - sto;
-    for (size_t s = 0; s < nslots; s++)
-        want[s] = 0;
-    for (int w = 0; w < n; w++)
-        for (size_t k = 0; k < sizeof spots / sizeof spots[0]; k++)
-            want[spots[k] + (size_t)w] = pattern(me, w, spots[k] + (size_t)w);
-    want[nslots - 1] = (uint64_t)n;
-    tt_check_file(file, (uint64_t)atoll(off), (uint8_t *)want + first, sto,
-                  "storage part of my window in the file");
     TT_MPI(MPI_Win_free(&win));
     free(want);
     free(got);
