@@ -134,11 +134,19 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     }
 
 
-    /* My window starts at the first unit boundary of my piece, `shift` bytes in; each
-     * process maps the segment at its own address, so each has its own shift, and peers
-     * reach my window at my shift into my piece. It must be a whole number of my
-     * displacement units. */
-    MPI_Aint shift = (MPI_Aint)((unit - (uintptr_t)mine % unit) % unit);
+    /* My window starts `shift` bytes into my piece: where the file mapping (at `at` in
+     * the window) lines up with the file offset modulo the unit, so that it can be mapped
+     * with large folios. Each process maps the segment at its own address, so each has
+     * its own shift; peers reach my window at my shift into my piece. It must be a whole
+     * number of my displacement units. */
+    size_t at = 0;
+    uint64_t file_off = 0;
+    if (st->region.has_file) {
+        at = st->region.hints.order == TIO_ORDER_STORAGE_FIRST
+                 ? 0 : (size_t)size - st->region.fm.length;
+        file_off = st->region.fm.offset;
+    }
+    MPI_Aint shift = (MPI_Aint)((file_off - at - (uintptr_t)mine) & (unit - 1));
     for (int i = 0; i < n; i++) {
         MPI_Aint sz;
         int du;
