@@ -120,19 +120,23 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     PMPI_Info_set(shinfo, "alloc_shared_noncontig", "true");
     MPI_Aint asked = (MPI_Aint)(((size_t)size + unit - 1) / unit * unit + unit);
     char *mine = NULL;
+    /* On tierio's own communicator, whose errors return: if MPI cannot make a
+     * shared-memory window here (e.g. osc sm deselected), MPI_Win_create still can. */
+    *win = MPI_WIN_NULL;
+    PMPI_Comm_set_errhandler(st->comm, MPI_ERRORS_RETURN);
 #if MPI_VERSION >= 4
-    int rc = PMPI_Win_allocate_shared_c(asked, disp_unit, shinfo, comm, &mine, win);
+    int rc = PMPI_Win_allocate_shared_c(asked, disp_unit, shinfo, st->comm, &mine, win);
 #else
-    int rc = PMPI_Win_allocate_shared(asked, (int)disp_unit, shinfo, comm, &mine, win);
+    int rc = PMPI_Win_allocate_shared(asked, (int)disp_unit, shinfo, st->comm, &mine, win);
 #endif
     PMPI_Info_free(&shinfo);
-    if (rc != MPI_SUCCESS) {
-        free(bases);
-        free(all);
-        tio_state_abandon(st);
-        return rc;
+    flags[0] = rc != MPI_SUCCESS;
+    if (tio_agree(comm, &err, flags, 1) || flags[0]) {
+        TIO_INFO("MPI cannot make a shared-memory window here; using MPI_Win_create");
+        if (*win != MPI_WIN_NULL)
+            PMPI_Win_free(win);
+        goto not_here;
     }
-
 
     /* My window starts `shift` bytes into my piece: where the file mapping (at `at` in
      * the window) lines up with the file offset modulo the unit, so that it can be mapped
@@ -195,8 +199,11 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     return MPI_SUCCESS;
 not_here: /* the caller makes the region again, with its own memory */
     if (st->has_region) {
+        /* Keep the file: the other processes may have it open already. Whether we made
+         * it goes on to the caller's region, for the cleanup after a later error. */
+        st->file_created = st->region.has_file && st->region.fm.created;
         st->region.hints.discard = 1;
-        st->region.hints.unlink = st->region.has_file && st->region.fm.created;
+        st->region.hints.unlink = 0;
         tio_region_destroy(&st->region, NULL);
         st->has_region = 0;
     }

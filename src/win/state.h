@@ -33,6 +33,7 @@ struct tio_win_state {
     /* made on MPI's shared-memory window (overlay.c) */
     int overlay;
     MPI_Aint *shifts;           /* per process: its window start - its piece start */
+    int file_created;           /* overlay.c made the file, then left it to MPI_Win_create */
     int freeing;                /* tio_win_free is releasing it: the attribute's delete
                                    callback must not */
 };

@@ -110,6 +110,7 @@ static int allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm c
 
     if (!tio_region_create(&st->region, (size_t)size, &h, budget, &err)) {
         st->has_region = 1;
+        st->region.fm.created |= st->file_created;
         char what[64];
         snprintf(what, sizeof what, "storage_alloc_offset=%llu",
                  (unsigned long long)h.offset);
