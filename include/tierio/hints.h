@@ -15,6 +15,7 @@
 #define TIO_HINT_UNLINK          "storage_alloc_unlink"    /* true | false */
 #define TIO_HINT_DISCARD         "storage_alloc_discard"   /* true | false */
 #define TIO_HINT_ENGINE          "storage_alloc_engine"    /* mmap (ummap: later) */
+#define TIO_HINT_HUGEPAGES       "storage_alloc_hugepages" /* auto | true | false */
 
 /* MPI-IO reserved hints that apply to storage windows. */
 #define TIO_HINT_ACCESS_STYLE    "access_style"
