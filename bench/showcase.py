@@ -27,7 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 # Benchmark arguments per --size. "small" runs in seconds on 2 cores.
 SIZES: Dict[str, Dict[str, List[str]]] = {
     "small": {
-        "mstream": ["-m", "16", "-r", "3"],
+        "mstream": ["-m", "64", "-r", "7"],
         "dht": ["-n", "8192", "-r", "3"],
         "hacc_io": ["-n", "131072", "-r", "3"],
     },
