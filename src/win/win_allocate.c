@@ -26,6 +26,25 @@ int tio_pmpi_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info 
     return PMPI_Win_create(base, size, (int)disp_unit, info, comm, win);
 }
 
+int tio_expose_region(struct tio_win_state *st, MPI_Aint size, MPI_Aint disp_unit,
+                      MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    *win = MPI_WIN_NULL;
+    int rc = tio_pmpi_win_create(st->region.base, size, disp_unit, info, comm, win);
+    if (rc == MPI_SUCCESS)
+        rc = tio_state_set(*win, st);
+    if (rc != MPI_SUCCESS) { /* MPI has already called the error handler */
+        if (*win != MPI_WIN_NULL)
+            PMPI_Win_free(win);
+        tio_state_abandon(st);
+        return rc;
+    }
+    st->base = st->region.base;
+    st->size = size;
+    *(void **)baseptr = st->region.base;
+    return MPI_SUCCESS;
+}
+
 uint64_t tio_auto_mem_budget(MPI_Comm comm)
 {
     MPI_Comm node;
@@ -119,17 +138,7 @@ static int allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm c
     if (tio_agree(comm, &err, NULL, 0))
         goto fail;
 
-    rc = tio_pmpi_win_create(st->region.base, size, disp_unit, info, comm, win);
-    if (rc == MPI_SUCCESS)
-        rc = tio_state_set(*win, st);
-    if (rc != MPI_SUCCESS) { /* MPI has already called the error handler */
-        tio_state_abandon(st);
-        return rc;
-    }
-    st->base = st->region.base;
-    st->size = size;
-    *(void **)baseptr = st->region.base;
-    return MPI_SUCCESS;
+    return tio_expose_region(st, size, disp_unit, info, comm, baseptr, win);
 fail:
     if (st)
         tio_state_abandon(st);

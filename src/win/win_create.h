@@ -15,6 +15,11 @@ int tio_pmpi_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info 
  * (cgroup limits included), shared among the processes of the node, with headroom.
  * Collective over comm. */
 uint64_t tio_auto_mem_budget(MPI_Comm comm);
+/* Expose st's region with MPI_Win_create and attach st to the window; on failure (MPI
+ * has called comm's error handler) st is released. Returns an MPI error code. */
+struct tio_win_state;
+int tio_expose_region(struct tio_win_state *st, MPI_Aint size, MPI_Aint disp_unit,
+                      MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
 /* Parse info; warn when storage hints come without alloc_type=storage. */
 int tio_parse_win_hints(struct tio_hints *h, MPI_Info info, struct tio_err *err);
 

@@ -99,18 +99,11 @@ static int allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI
         goto fail;
 
     int rc = PMPI_Comm_dup(comm, &st->comm);
-    if (rc == MPI_SUCCESS)
-        rc = tio_pmpi_win_create(st->region.base, size, disp_unit, info, comm, win);
-    if (rc == MPI_SUCCESS)
-        rc = tio_state_set(*win, st);
     if (rc != MPI_SUCCESS) {
         tio_state_abandon(st);
         return rc;
     }
-    st->base = st->region.base;
-    st->size = size;
-    *(void **)baseptr = st->region.base;
-    return MPI_SUCCESS;
+    return tio_expose_region(st, size, disp_unit, info, comm, baseptr, win);
 fail:
     if (st)
         tio_state_abandon(st);
