@@ -83,15 +83,23 @@ int tio_filemap_open(struct tio_filemap *fm, const char *path, uint64_t offset, 
     fm->private_map = o->private_map;
     snprintf(fm->path, sizeof fm->path, "%s", path);
 
-    fm->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, o->perm);
-    if (fm->fd >= 0) {
-        fm->created = 1;
-        /* The umask must not narrow an explicit file_perm. */
-        if (fchmod(fm->fd, o->perm) < 0)
-            TIO_WARN("\"%s\": cannot set mode 0%o: %s", path, (unsigned)o->perm,
-                     strerror(errno));
-    } else if (errno == EEXIST) {
-        fm->fd = open(path, O_RDWR | O_CLOEXEC);
+    /* Several processes may open one file at once, and the one that created it removes
+     * it again if it fails (a full disk): then the others create it anew themselves. */
+    for (int tries = 0; fm->fd < 0 && tries < 8; tries++) {
+        fm->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, o->perm);
+        if (fm->fd >= 0) {
+            fm->created = 1;
+            /* The umask must not narrow an explicit file_perm. */
+            if (fchmod(fm->fd, o->perm) < 0)
+                TIO_WARN("\"%s\": cannot set mode 0%o: %s", path, (unsigned)o->perm,
+                         strerror(errno));
+        } else if (errno == EEXIST) {
+            fm->fd = open(path, O_RDWR | O_CLOEXEC);
+            if (fm->fd < 0 && errno != ENOENT)
+                break;
+        } else {
+            break;
+        }
     }
     if (fm->fd < 0)
         return tio_err_errno(err, errno, "storage_alloc_filename \"%s\": cannot open", path);

@@ -92,8 +92,9 @@ static int allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI
             st->has_region = 1;
     }
     /* The whole file range exists once every process has reserved its piece. */
-    if (!tio_agree(comm, &err, NULL, 0) &&
-        !tio_region_map_shared(&st->region, st->prefix[rank], st->prefix[n], &err))
+    if (tio_agree(comm, &err, NULL, 0))
+        goto fail;
+    if (!tio_region_map_shared(&st->region, st->prefix[rank], st->prefix[n], &err))
         tio_check_window_base(st->region.base, "MPI_Win_allocate_shared piece", &err);
     if (tio_agree(comm, &err, NULL, 0))
         goto fail;
