@@ -89,6 +89,14 @@ static char *reserve(size_t len, size_t align, uintptr_t want)
 
 #define HUGE_ALIGN ((size_t)2 << 20)
 
+long long tio_region_split(struct tio_region *r, size_t size, const struct tio_hints *h,
+                           uint64_t mem_budget, struct tio_err *err)
+{
+    r->hints = *h;
+    r->size = size;
+    return layout(r, size, h, mem_budget, err);
+}
+
 int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints *h,
                       uint64_t mem_budget, struct tio_err *err)
 {

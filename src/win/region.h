@@ -29,6 +29,11 @@ struct tio_region {
 int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints *h,
                       uint64_t mem_budget, struct tio_err *err);
 
+/* How many of size bytes go to storage under these hints (page rounding included); sets
+ * r->hints, r->size and r->factor. -1 with err set when the hints cannot be honoured. */
+long long tio_region_split(struct tio_region *r, size_t size, const struct tio_hints *h,
+                           uint64_t mem_budget, struct tio_err *err);
+
 /* The same inside a range someone else owns, in two steps. prepare lays the window out
  * and opens and reserves the file (storage_alloc_offset must be page-aligned); place maps
  * the file over the storage part of at (page-aligned, at least size bytes rounded up to

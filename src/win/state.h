@@ -24,6 +24,7 @@ struct tio_win_state {
     MPI_Aint *sizes;
     MPI_Aint *disp_units;
     size_t *prefix;
+    char *shared_base;          /* where piece 0 starts in this process */
     /* dynamic windows: storage ranges attached */
     pthread_mutex_t lock;
     struct tio_attached *att;

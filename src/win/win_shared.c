@@ -11,10 +11,11 @@
 #include "util/log.h"
 #include "win/agree.h"
 #include "win/quirks.h"
+#include "win/shared_combined.h"
 #include "win/state.h"
 #include "win/win_create.h"
 
-/* Every process must name the same file and offset, and use the whole-storage form. */
+/* Every process must name the same file and offset. */
 static void check_same(MPI_Comm comm, const struct tio_hints *h, struct tio_err *err)
 {
     struct { char name[PATH_MAX]; unsigned long long off; } mine, root;
@@ -28,10 +29,6 @@ static void check_same(MPI_Comm comm, const struct tio_hints *h, struct tio_err 
                     "MPI_Win_allocate_shared: storage_alloc_filename/offset must be the same "
                     "on every process (\"%s\"@%llu here, \"%s\"@%llu on rank 0)", mine.name,
                     mine.off, root.name, root.off);
-    else if (h->factor_auto || h->factor < 1.0)
-        tio_err_set(err, TIO_E_UNSUPPORTED,
-                    "MPI_Win_allocate_shared: storage_alloc_factor must be 1: combined "
-                    "memory/storage shared windows are not supported");
     else if (h->discard)
         tio_err_set(err, TIO_E_UNSUPPORTED,
                     "MPI_Win_allocate_shared: storage_alloc_discard=true is not supported: "
@@ -88,16 +85,27 @@ static int allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI
         PMPI_Allgather(&disp_unit, 1, MPI_AINT, st->disp_units, 1, MPI_AINT, comm);
         for (int i = 0; i < n; i++)
             st->prefix[i + 1] = st->prefix[i] + (size_t)st->sizes[i];
+    }
+    /* Part memory, part storage somewhere (storage_alloc_factor < 1 or auto)? */
+    int combined[2] = {h.factor_auto || h.factor < 1.0, h.factor_auto};
+    if (tio_agree(comm, &err, combined, 2))
+        goto fail;
+    if (combined[0]) {
+        uint64_t budget = combined[1] ? tio_auto_mem_budget(comm) : 0;
+        if (tio_shared_combined(st, comm, &h, budget, &err))
+            goto fail;
+    } else {
         if (!tio_region_reserve_shared(&st->region, (size_t)size, st->prefix[rank], &h, &err))
             st->has_region = 1;
+        /* The whole file range exists once every process has reserved its piece. */
+        if (tio_agree(comm, &err, NULL, 0))
+            goto fail;
+        if (!tio_region_map_shared(&st->region, st->prefix[rank], st->prefix[n], &err))
+            tio_check_window_base(st->region.base, "MPI_Win_allocate_shared piece", &err);
+        if (tio_agree(comm, &err, NULL, 0))
+            goto fail;
+        st->shared_base = st->region.fm.addr;
     }
-    /* The whole file range exists once every process has reserved its piece. */
-    if (tio_agree(comm, &err, NULL, 0))
-        goto fail;
-    if (!tio_region_map_shared(&st->region, st->prefix[rank], st->prefix[n], &err))
-        tio_check_window_base(st->region.base, "MPI_Win_allocate_shared piece", &err);
-    if (tio_agree(comm, &err, NULL, 0))
-        goto fail;
 
     int rc = PMPI_Comm_dup(comm, &st->comm);
     if (rc != MPI_SUCCESS) {
@@ -138,7 +146,7 @@ static int query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, voi
     }
     *size = st->sizes[rank];
     *disp_unit = st->disp_units[rank];
-    *(void **)baseptr = st->region.fm.addr + st->prefix[rank];
+    *(void **)baseptr = st->shared_base + st->prefix[rank];
     return MPI_SUCCESS;
 }
 

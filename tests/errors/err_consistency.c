@@ -1,5 +1,5 @@
 /* Hints that must agree across the processes of MPI_Win_allocate_shared (alloc_type,
- * filename, offset) or that it cannot honour (factor < 1, auto, discard): an error on
+ * filename, offset) or that it cannot honour (discard): an error on
  * every process naming the reason, and nothing left behind.
  * And the counterpart: MPI_Win_allocate lets every process choose, so a window where some
  * processes are on storage and others in memory must work, byte for byte. */
@@ -34,12 +34,6 @@ static void shared_cases(const char *dir)
          EX_INFO_VALUE, {"rank 0: ", "alloc_type must be the same on every process", NULL}},
         {"different offsets", NULL, NULL, "storage_alloc_offset", "4096", 0, 0, EX_INFO_VALUE,
          {"rank 1: ", "storage_alloc_filename/offset must be the same", at1, NULL}},
-        {"factor 0.5", "storage_alloc_factor", "0.5", NULL, NULL, 0, 0, EX_UNSUPPORTED,
-         {"rank 0: ", "storage_alloc_factor must be 1", NULL}},
-        {"factor auto", "swin_factor", "auto", NULL, NULL, 0, 0, EX_UNSUPPORTED,
-         {"rank 0: ", "storage_alloc_factor must be 1", NULL}},
-        {"factor 0.5 on rank 1 only", NULL, NULL, "storage_alloc_factor", "0.5", 0, 0,
-         EX_UNSUPPORTED, {"rank 1: ", "storage_alloc_factor must be 1", NULL}},
         {"discard", "storage_alloc_discard", "true", NULL, NULL, 0, 0, EX_UNSUPPORTED,
          {"rank 0: ", "storage_alloc_discard=true is not supported", NULL}},
         {"different filenames", NULL, NULL, NULL, NULL, 0, 1, EX_INFO_VALUE,
