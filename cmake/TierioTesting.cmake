@@ -36,6 +36,7 @@ function(tio_add_mpi_test)
   set(env ${TIERIO_TEST_ENV} ${T_ENV} "TIERIO_TEST_TMPDIR=${CMAKE_BINARY_DIR}/test-tmp")
   if(T_PRELOAD)
     list(APPEND env "LD_PRELOAD=$<TARGET_FILE:tierio-pmpi>")
+    list(APPEND T_LABELS preload) # not under ASan: its runtime must be loaded first
   endif()
   set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT}
                        ENVIRONMENT "${env}" LABELS "mpi;${T_LABELS}" SKIP_RETURN_CODE 77)
