@@ -33,7 +33,7 @@ static int open_shm(MPI_Comm comm, size_t len, struct tio_err *err)
 {
     static int seq;
     char name[64] = "";
-    int rank, fd = -1;
+    int rank, fd = -1, rc;
     PMPI_Comm_rank(comm, &rank);
     if (rank == 0) {
         snprintf(name, sizeof name, "/tierio.%ld.%d", (long)getpid(),
@@ -41,8 +41,9 @@ static int open_shm(MPI_Comm comm, size_t len, struct tio_err *err)
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd < 0)
             tio_err_errno(err, errno, "MPI_Win_allocate_shared: shm_open %s", name);
-        else if (ftruncate(fd, (off_t)len) < 0)
-            tio_err_errno(err, errno, "MPI_Win_allocate_shared: %zu bytes of shared memory",
+        else if (len && (rc = posix_fallocate(fd, 0, (off_t)len)) != 0)
+            /* reserved now: a full /dev/shm is an error here, not a SIGBUS later */
+            tio_err_errno(err, rc, "MPI_Win_allocate_shared: %zu bytes of shared memory",
                           len);
     }
     PMPI_Bcast(name, (int)sizeof name, MPI_CHAR, 0, comm);
