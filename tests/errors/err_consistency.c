@@ -127,7 +127,7 @@ static void mixed_allocate(const char *dir)
     if (storage)
         unlink(fn);
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_EQ(et_count_entries(dir), 0);
+    CHECK_EQ(tc_count_entries(dir), 0);
 }
 
 int main(int argc, char **argv)

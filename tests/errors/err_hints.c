@@ -157,7 +157,7 @@ int main(int argc, char **argv)
         }
         MPI_Info_free(&info);
         MPI_Barrier(MPI_COMM_WORLD);
-        CHECK_EQ(et_count_entries(dir), 0); /* unlink */
+        CHECK_EQ(tc_count_entries(dir), 0); /* unlink */
         MPI_Barrier(MPI_COMM_WORLD);
     }
     if (et_rank == 0)

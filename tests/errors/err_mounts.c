@@ -100,7 +100,7 @@ static void reserved_window_survives(const char *full)
     if (et_rank == 0)
         unlink(filler);
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_EQ(et_count_entries(full), 0);
+    CHECK_EQ(tc_count_entries(full), 0);
 }
 
 int main(int argc, char **argv)

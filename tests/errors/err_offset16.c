@@ -138,7 +138,7 @@ static void shared_pieces(const char *dir, int piece)
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_EQ(et_count_entries(dir), 0);
+    CHECK_EQ(tc_count_entries(dir), 0);
 }
 
 int main(int argc, char **argv)

@@ -14,6 +14,8 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+
+#include "../common/leftovers.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -120,33 +122,6 @@ static inline void et_subdir(char *out, size_t n, const char *name)
 
 /* ---- what a process holds ---- */
 
-static inline int et_count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
-}
-
-static inline int et_maps_count(const char *needle)
-{
-    FILE *f = fopen("/proc/self/maps", "re");
-    char line[8192];
-    int n = 0;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (!needle || strstr(line, needle))
-            n++;
-    fclose(f);
-    return n;
-}
-
 static inline long et_vmsize_kb(void)
 {
     FILE *f = fopen("/proc/self/status", "re");
@@ -170,7 +145,7 @@ struct et_snap {
 static inline struct et_snap et_snap_take(const char *dir)
 {
     MPI_Barrier(MPI_COMM_WORLD);
-    struct et_snap s = {et_count_entries(dir), et_vmsize_kb(), et_count_entries("/proc/self/fd")};
+    struct et_snap s = {tc_count_entries(dir), et_vmsize_kb(), tc_count_entries("/proc/self/fd")};
     MPI_Barrier(MPI_COMM_WORLD); /* nobody creates files before all have counted */
     return s;
 }
@@ -180,12 +155,12 @@ static inline struct et_snap et_snap_take(const char *dir)
 static inline void et_snap_check(const struct et_snap *s, const char *dir, long leak_kb)
 {
     MPI_Barrier(MPI_COMM_WORLD); /* every process has finished cleaning up */
-    CHECK_EQ(et_count_entries(dir), s->entries);
-    CHECK_EQ(et_maps_count(dir), 0);
+    CHECK_EQ(tc_count_entries(dir), s->entries);
+    CHECK_EQ(tc_maps_count(dir), 0);
     long vm = et_vmsize_kb();
     if (vm - s->vm_kb >= leak_kb)
         ET_FAIL("address space grew by %ld kB (a leaked mapping?)", vm - s->vm_kb);
-    CHECK_EQ(et_count_entries("/proc/self/fd"), s->fds);
+    CHECK_EQ(tc_count_entries("/proc/self/fd"), s->fds);
     MPI_Barrier(MPI_COMM_WORLD); /* nobody starts the next case before all have looked */
 }
 

@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+
+#include "../common/leftovers.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -113,35 +115,6 @@ static inline const char *tt_tmpdir(const char *tag)
     if (tt_ndirs++ == 0)
         atexit(tt_cleanup);
     return d;
-}
-
-/* Entries in dir other than . and .. (-1 if it cannot be read). */
-static inline int tt_count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
-}
-
-/* Lines of /proc/self/maps that contain needle (all lines when needle is NULL). */
-static inline int tt_maps_count(const char *needle)
-{
-    FILE *f = fopen("/proc/self/maps", "re");
-    char line[8192];
-    int n = 0;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (!needle || strstr(line, needle))
-            n++;
-    fclose(f);
-    return n;
 }
 
 /* Is any byte of [p, p+len) mapped? */

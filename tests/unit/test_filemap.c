@@ -20,7 +20,7 @@ static struct tio_filemap_opts opts(mode_t perm, int private_map)
 
 static int open_fds(void)
 {
-    return tt_count_entries("/proc/self/fd");
+    return tc_count_entries("/proc/self/fd");
 }
 
 /* syscw of /proc/self/io: write system calls made by this process. */
@@ -92,7 +92,7 @@ static void test_create(const char *dir)
     CHECK_EQ(tio_filemap_map(&fm, NULL, &o, &err), TIO_OK);
     CHECK(fm.map != NULL && fm.addr == (char *)fm.map);
     CHECK_EQ(fm.map_len, 4 * P);
-    CHECK_EQ(tt_maps_count(path), 1);
+    CHECK_EQ(tc_maps_count(path), 1);
     for (size_t i = 0; i < len; i++) /* a new file reads as zeros */
         CHECK_EQ(fm.addr[i], 0);
 
@@ -111,7 +111,7 @@ static void test_create(const char *dir)
     CHECK_BYTES(back, pat, len);
     tio_filemap_close(&fm, 0, 0);
     CHECK_EQ(fm.fd, -1);
-    CHECK_EQ(tt_maps_count(path), 0);
+    CHECK_EQ(tc_maps_count(path), 0);
     CHECK_EQ(open_fds(), fds);
     CHECK_EQ(tt_file_size(path), len); /* not unlinked, same size */
     CHECK(tt_pread_file(path, back, len, 0) == (ssize_t)len);
@@ -242,7 +242,7 @@ static void test_unaligned(const char *dir)
         CHECK(tt_pread_file(path, back, off, 0) == (ssize_t)off); /* before: zeros */
         CHECK_BYTES(back, zero, off);
         tio_filemap_close(&fm, 1, 0);
-        CHECK_EQ(tt_maps_count(path), 0);
+        CHECK_EQ(tc_maps_count(path), 0);
     }
 
     CASE("map at a fixed address");
@@ -352,7 +352,7 @@ static void test_private(const char *dir)
     tio_filemap_close(&fm, 0, 0);
     CHECK(tt_pread_file(path, back, len, 0) == (ssize_t)len);
     CHECK_BYTES(back, want, len);
-    CHECK_EQ(tt_maps_count(path), 0);
+    CHECK_EQ(tc_maps_count(path), 0);
 }
 
 /* A sync of a range that starts or ends inside a page must not throw away the process's
@@ -493,11 +493,11 @@ static void test_errors(const char *dir)
         CHECK_EQ(rc, TIO_E_ACCESS);
         CHECK_HAS(err.msg, path);
         CHECK_HAS(err.msg, "Permission denied");
-        CHECK_EQ(tt_count_entries(sub), 0);
+        CHECK_EQ(tc_count_entries(sub), 0);
         rmdir(sub);
     }
     CHECK_EQ(open_fds(), fds); /* no descriptor leaked by the failures */
-    CHECK_EQ(tt_maps_count(dir), 0);
+    CHECK_EQ(tc_maps_count(dir), 0);
 }
 
 int main(int argc, char **argv)
@@ -517,7 +517,7 @@ int main(int argc, char **argv)
     test_unaligned(dir);
     test_private(dir);
     test_errors(dir);
-    CHECK_EQ(tt_count_entries(dir), 1); /* private.dat is all that is left */
+    CHECK_EQ(tc_count_entries(dir), 1); /* private.dat is all that is left */
     printf("test_filemap: all checks passed\n");
     return 0;
 }

@@ -59,9 +59,9 @@ static size_t fill_up(const char *path)
 
 static void check_clean(const char *dir, int entries, int maps0)
 {
-    CHECK_EQ(tt_count_entries(dir), entries);
-    CHECK_EQ(tt_maps_count(dir), 0);
-    CHECK_EQ(tt_maps_count(NULL), maps0);
+    CHECK_EQ(tc_count_entries(dir), entries);
+    CHECK_EQ(tc_maps_count(dir), 0);
+    CHECK_EQ(tc_maps_count(NULL), maps0);
 }
 
 int main(void)
@@ -92,11 +92,11 @@ int main(void)
      * error path's strings) do not count as leaks of the ones we compare */
     tio_err_clear(&err);
     CHECK_EQ(tio_filemap_open(&fm, path, 0, big, &o, &err), TIO_E_NOSPACE);
-    tt_count_entries(dir);
-    tt_count_entries("/proc/self/fd");
-    tt_maps_count(dir);
-    int maps0 = tt_maps_count(NULL);
-    int fds0 = tt_count_entries("/proc/self/fd");
+    tc_count_entries(dir);
+    tc_count_entries("/proc/self/fd");
+    tc_maps_count(dir);
+    int maps0 = tc_maps_count(NULL);
+    int fds0 = tc_count_entries("/proc/self/fd");
 
     CASE("filemap bigger than the disk");
     tio_err_clear(&err);
@@ -106,7 +106,7 @@ int main(void)
     CHECK_HAS(err.msg, "reserve");
     CHECK_HAS(err.msg, "No space left on device");
     check_clean(dir, 0, maps0);
-    CHECK_EQ(tt_count_entries("/proc/self/fd"), fds0);
+    CHECK_EQ(tc_count_entries("/proc/self/fd"), fds0);
 
     const double factors[] = {1.0, 0.5, 0.75};
     for (int f = 0; f < 3; f++)
@@ -170,7 +170,7 @@ int main(void)
         unlink(filler);
         check_clean(dir, 0, maps0);
     }
-    CHECK_EQ(tt_count_entries("/proc/self/fd"), fds0);
+    CHECK_EQ(tc_count_entries("/proc/self/fd"), fds0);
     printf("test_fulldisk: all checks passed\n");
     return 0;
 }

@@ -82,7 +82,7 @@ static void run_split(const char *dir, const struct split_case *c, int idx)
     h.factor_auto = c->factor < 0;
     h.unlink = 1;
     tio_err_clear(&err);
-    int maps0 = tt_maps_count(NULL);
+    int maps0 = tc_maps_count(NULL);
     CHECK_EQ(tio_region_create(&r, c->size, &h, c->budget, &err), TIO_OK);
     CHECK_EQ(err.cls, TIO_OK);
     CHECK(r.base != NULL);
@@ -118,8 +118,8 @@ static void run_split(const char *dir, const struct split_case *c, int idx)
     CHECK_EQ(tio_region_destroy(&r, &err), TIO_OK);
     CHECK_EQ(access(path, F_OK), -1); /* unlink */
     CHECK_EQ(tt_is_mapped(base, c->size ? c->size : 1), 0);
-    CHECK_EQ(tt_maps_count(path), 0);
-    CHECK_EQ(tt_maps_count(NULL), maps0);
+    CHECK_EQ(tc_maps_count(path), 0);
+    CHECK_EQ(tc_maps_count(NULL), maps0);
 }
 
 static void test_splits(const char *dir)
@@ -175,7 +175,7 @@ static void test_invalid_offset(const char *dir)
     const uint64_t offs[] = {1, 16, 100, P + 8, 2 * P - 1};
     for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
         struct tio_hints h = storage_hints(path, offs[i], 0.5, TIO_ORDER_MEMORY_FIRST);
-        int maps0 = tt_maps_count(NULL);
+        int maps0 = tc_maps_count(NULL);
         tio_err_clear(&err);
         CHECK_EQ(tio_region_create(&r, 8 * P, &h, 0, &err), TIO_E_INFO_VALUE);
         CHECK_EQ(err.cls, TIO_E_INFO_VALUE);
@@ -184,7 +184,7 @@ static void test_invalid_offset(const char *dir)
         CHECK_HAS(err.msg, want);
         CHECK_HAS(err.msg, "memory_first");
         CHECK_EQ(access(path, F_OK), -1);
-        CHECK_EQ(tt_maps_count(NULL), maps0);
+        CHECK_EQ(tc_maps_count(NULL), maps0);
         /* auto with a budget that splits the window: the same rule */
         h.factor_auto = 1;
         tio_err_clear(&err);
@@ -218,7 +218,7 @@ static void test_size0(const char *dir)
                 storage_hints(path, 100, factors[f] < 0 ? 1 : factors[f], orders[o]);
             h.factor_auto = factors[f] < 0;
             h.unlink = 1;
-            int maps0 = tt_maps_count(NULL);
+            int maps0 = tc_maps_count(NULL);
             tio_err_clear(&err);
             CHECK_EQ(tio_region_create(&r, 0, &h, 4096, &err), TIO_OK);
             CHECK(r.base != NULL);
@@ -226,7 +226,7 @@ static void test_size0(const char *dir)
             CHECK_EQ(tio_region_sync(&r, &err), TIO_OK);
             CHECK_EQ(tio_region_destroy(&r, &err), TIO_OK);
             CHECK_EQ(access(path, F_OK), -1);
-            CHECK_EQ(tt_maps_count(NULL), maps0);
+            CHECK_EQ(tc_maps_count(NULL), maps0);
         }
 }
 
@@ -286,7 +286,7 @@ static void test_destroy(const char *dir)
             CHECK_EQ(tt_file_size(path), off + sl);
             CHECK(tt_pread_file(path, back, sl, (off_t)off) == (ssize_t)sl);
             CHECK_BYTES(back, pat, sl);
-            CHECK_EQ(tt_maps_count(path), 0);
+            CHECK_EQ(tc_maps_count(path), 0);
 
             snprintf(label, sizeof label, "discard (factor %g, order %d)", factors[fi], oi);
             CASE(label);
@@ -328,7 +328,7 @@ static void test_destroy(const char *dir)
             CHECK_EQ(r.fm.created, 0); /* it exists from the cases above */
             CHECK_EQ(tio_region_destroy(&r, &err), TIO_OK);
             CHECK_EQ(access(path, F_OK), -1);
-            CHECK_EQ(tt_maps_count(path), 0);
+            CHECK_EQ(tc_maps_count(path), 0);
         }
 }
 
@@ -355,7 +355,7 @@ static void test_memory_alloc_type(const char *dir)
             h.offset = 100;
             h.factor_auto = k == 2;
         }
-        int maps0 = tt_maps_count(NULL);
+        int maps0 = tc_maps_count(NULL);
         tio_err_clear(&err);
         CHECK_EQ(tio_region_create(&r, 5 * P + 7, &h, 0, &err), TIO_OK);
         CHECK_EQ(r.has_file, 0);
@@ -365,7 +365,7 @@ static void test_memory_alloc_type(const char *dir)
         memset(r.base, 1, 5 * P + 7);
         CHECK_EQ(tio_region_sync(&r, &err), TIO_OK);
         CHECK_EQ(tio_region_destroy(&r, &err), TIO_OK);
-        CHECK_EQ(tt_maps_count(NULL), maps0);
+        CHECK_EQ(tc_maps_count(NULL), maps0);
     }
 }
 
@@ -379,11 +379,11 @@ static void test_errors(const char *dir)
         CASE(i ? "nonexistent directory, factor 0.5" : "nonexistent directory, factor 1");
         snprintf(path, sizeof path, "%s/missing/f.dat", dir);
         struct tio_hints h = storage_hints(path, 0, factors[i], TIO_ORDER_STORAGE_FIRST);
-        int maps0 = tt_maps_count(NULL);
+        int maps0 = tc_maps_count(NULL);
         tio_err_clear(&err);
         CHECK_EQ(tio_region_create(&r, 8 * P, &h, 0, &err), TIO_E_NOENT);
         CHECK_HAS(err.msg, path);
-        CHECK_EQ(tt_maps_count(NULL), maps0);
+        CHECK_EQ(tc_maps_count(NULL), maps0);
 
         CASE(i ? "too big to reserve, factor 0.5" : "too big to reserve, factor 1");
         snprintf(path, sizeof path, "%s/huge.dat", dir);
@@ -393,7 +393,7 @@ static void test_errors(const char *dir)
         CHECK_HAS(err.msg, path);
         CHECK_HAS(err.msg, "reserve");
         CHECK_EQ(access(path, F_OK), -1);
-        CHECK_EQ(tt_maps_count(NULL), maps0);
+        CHECK_EQ(tc_maps_count(NULL), maps0);
     }
 }
 
@@ -411,7 +411,7 @@ int main(void)
     test_destroy(dir);
     test_memory_alloc_type(dir);
     test_errors(dir);
-    CHECK_EQ(tt_count_entries(dir), 0);
+    CHECK_EQ(tc_count_entries(dir), 0);
     printf("test_region: all checks passed\n");
     return 0;
 }
