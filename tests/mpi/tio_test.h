@@ -304,9 +304,9 @@ TT_FN const char *tt_info_get(MPI_Info info, const char *key)
 }
 
 /* MPI_Init, a per-run directory $TIERIO_TEST_TMPDIR/<name>.<pid of rank 0>. */
-TT_FN void tt_init(int *argc, char ***argv, const char *name)
+/* After MPI_Init (or MPI_Init_thread): the per-run directory and error handling. */
+TT_FN void tt_setup(const char *name)
 {
-    MPI_Init(argc, argv);
     tt_name = name;
     MPI_Comm_rank(MPI_COMM_WORLD, &tt_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &tt_size);
@@ -323,6 +323,12 @@ TT_FN void tt_init(int *argc, char ***argv, const char *name)
         }
     }
     MPI_Bcast(tt_dir, (int)sizeof tt_dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+TT_FN void tt_init(int *argc, char ***argv, const char *name)
+{
+    MPI_Init(argc, argv);
+    tt_setup(name);
 }
 
 /* Agree on the result, remove the directory, finalize; the exit status. */
