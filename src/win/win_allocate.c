@@ -26,17 +26,36 @@ int tio_pmpi_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info 
     return PMPI_Win_create(base, size, (int)disp_unit, info, comm, win);
 }
 
+int tio_attach_state(MPI_Win win, struct tio_win_state *st, MPI_Comm comm)
+{
+    /* Caching an attribute practically never fails, but if it failed on one process
+     * only, a lone MPI_Win_free there would hang: agree, then free together. */
+    struct tio_err err;
+    tio_err_clear(&err);
+    if (tio_state_set(win, st) != MPI_SUCCESS)
+        tio_err_set(&err, TIO_E_OTHER, "cannot cache tierio's state on the window");
+    if (tio_agree(comm, &err, NULL, 0) == TIO_OK)
+        return MPI_SUCCESS;
+    if (st->overlay)
+        tio_xlate_unregister(win);
+    st->freeing = 1;
+    PMPI_Win_free(&win);
+    tio_state_abandon(st);
+    return tio_err_raise_comm(comm, &err);
+}
+
 int tio_expose_region(struct tio_win_state *st, MPI_Aint size, MPI_Aint disp_unit,
                       MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     *win = MPI_WIN_NULL;
     int rc = tio_pmpi_win_create(st->region.base, size, disp_unit, info, comm, win);
-    if (rc == MPI_SUCCESS)
-        rc = tio_state_set(*win, st);
     if (rc != MPI_SUCCESS) { /* MPI has already called the error handler */
-        if (*win != MPI_WIN_NULL)
-            PMPI_Win_free(win);
         tio_state_abandon(st);
+        return rc;
+    }
+    rc = tio_attach_state(*win, st, comm);
+    if (rc != MPI_SUCCESS) {
+        *win = MPI_WIN_NULL;
         return rc;
     }
     st->base = st->region.base;
@@ -118,12 +137,9 @@ static int allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm c
     if (rc != MPI_SUCCESS)
         return rc;
     if (made) {
-        rc = tio_state_set(*win, st);
-        if (rc != MPI_SUCCESS) {
-            tio_xlate_unregister(*win);
-            PMPI_Win_free(win);
-            tio_state_abandon(st);
-        }
+        rc = tio_attach_state(*win, st, comm);
+        if (rc != MPI_SUCCESS)
+            *win = MPI_WIN_NULL;
         return rc;
     }
 

@@ -18,6 +18,9 @@ uint64_t tio_auto_mem_budget(MPI_Comm comm);
 /* Expose st's region with MPI_Win_create and attach st to the window; on failure (MPI
  * has called comm's error handler) st is released. Returns an MPI error code. */
 struct tio_win_state;
+/* Cache st on win, agreeing across comm; on failure every process frees win, st is
+ * released and the error raised. Returns an MPI error code. */
+int tio_attach_state(MPI_Win win, struct tio_win_state *st, MPI_Comm comm);
 int tio_expose_region(struct tio_win_state *st, MPI_Aint size, MPI_Aint disp_unit,
                       MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
 /* Parse info; warn when storage hints come without alloc_type=storage. */
