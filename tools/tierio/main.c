@@ -1,0 +1,28 @@
+/* `tierio`: the project's command-line tool. Each subcommand lives in cmd_<name>.c and is
+ * listed in the table below; `tierio help` lists them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const tio_command_t commands[] = {
+    /* {"topo", tio_cmd_topo, "which ranks and nodes share each directory"}, */
+    {NULL, NULL, NULL},
+};
+
+static int usage(FILE *f) {
+  fprintf(f, "usage: tierio <command> [args...]\ncommands:\n");
+  for (const tio_command_t *c = commands; c->name; c++)
+    fprintf(f, "  %-10s %s\n", c->name, c->summary);
+  return f == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return usage(stderr);
+  if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+    return usage(stdout);
+  for (const tio_command_t *c = commands; c->name; c++)
+    if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
+  fprintf(stderr, "tierio: unknown command '%s'\n", argv[1]);
+  return usage(stderr);
+}
