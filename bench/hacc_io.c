@@ -15,6 +15,9 @@
  *   storage_window     MPI_Win_allocate with alloc_type=storage, storage_alloc_filename=the
  *                      shared file, storage_alloc_offset=offset(v, r); copy the particles
  *                      into the window; MPI_Win_sync; MPI_Win_free.
+ *   storage_window_ummap  the same on the user-level engine (storage_alloc_engine=ummap,
+ *                      256 KiB segments, no implicit flush; a checkpoint does not read the
+ *                      file first: storage_alloc_readfile=false).
  *   mpiio_independent  MPI_File_open, MPI_File_write_at per variable, MPI_File_sync, close.
  *                      (The seed's MPI-IO baseline: independent I/O.)
  *   mpiio_collective   the same with MPI_File_write_at_all.
@@ -60,10 +63,11 @@ static MPI_Datatype var_type(int v)
     return v < 7 ? MPI_FLOAT : (v == 7 ? MPI_INT64_T : MPI_UINT16_T);
 }
 
-enum method { M_STORAGE, M_INDEP, M_COLL, NMETHODS };
+enum method { M_STORAGE, M_INDEP, M_COLL, M_UMMAP, NMETHODS };
 static const char *const method_name[NMETHODS] = {"storage_window", "mpiio_independent",
-                                                  "mpiio_collective"};
-static const char *const method_short[NMETHODS] = {"storage", "independent", "collective"};
+                                                  "mpiio_collective", "storage_window_ummap"};
+static const char *const method_short[NMETHODS] = {"storage", "independent", "collective",
+                                                   "ummap"};
 
 typedef struct {
     size_t n; /* particles per rank */
@@ -91,7 +95,7 @@ static void usage(const char *prog)
                 "  -r reps    repetitions, the median is reported (default 3)\n"
                 "  -d dir     directory of the checkpoint files (default $TIERIO_BENCH_DIR or "
                 "/tmp)\n"
-                "  -M list    comma list of storage,independent,collective (default all)\n"
+                "  -M list    comma list of storage,independent,collective,ummap (default all)\n"
                 "  -k         keep the checkpoint files <dir>/hacc_io.<method>.dat\n"
                 "  -W         warm restart: do not drop the file from the page cache first\n",
                 prog);
@@ -113,7 +117,8 @@ static unsigned parse_methods(const char *list)
             }
         }
         if (!found) {
-            bench_die("-M: unknown method '%.*s' (storage, independent, collective)", (int)n, p);
+            bench_die("-M: unknown method '%.*s' (storage, independent, collective, ummap)",
+                      (int)n, p);
         }
         p += n;
         if (*p == ',') {
@@ -128,7 +133,7 @@ static unsigned parse_methods(const char *list)
 
 static options parse_options(int argc, char **argv)
 {
-    options o = {.n = 1000000, .reps = 3, .dir = bench_default_dir(), .methods = 7u,
+    options o = {.n = 1000000, .reps = 3, .dir = bench_default_dir(), .methods = 15u,
                  .keep = false, .warm = false};
     int c;
     while ((c = getopt(argc, argv, "n:r:d:M:kWh")) != -1) {
@@ -239,10 +244,19 @@ static void evict(const char *path)
 
 /* ---- storage windows ----------------------------------------------------------------- */
 
-static void open_windows(const char *path, const options *o, void *base[NVARS], MPI_Win win[NVARS])
+/* ummap: the same windows on the user-level engine. A checkpoint overwrites every byte,
+ * so its segments are not read from the file first (storage_alloc_readfile=false). */
+static void open_windows(const char *path, const options *o, void *base[NVARS], MPI_Win win[NVARS],
+                         bool ummap, bool readfile)
 {
     for (int v = 0; v < NVARS; v++) {
         MPI_Info info = bench_win_info(BENCH_WIN_STORAGE, path, g_off[v], 0.0, false);
+        if (ummap) {
+            MPI_CHECK(MPI_Info_set(info, "storage_alloc_engine", "ummap"));
+            MPI_CHECK(MPI_Info_set(info, "storage_alloc_segsize", "262144"));
+            MPI_CHECK(MPI_Info_set(info, "storage_alloc_flush_interval", "never"));
+            MPI_CHECK(MPI_Info_set(info, "storage_alloc_readfile", readfile ? "true" : "false"));
+        }
         MPI_CHECK(MPI_Win_allocate((MPI_Aint)(o->n * var_size[v]), (int)var_size[v], info,
                                    MPI_COMM_WORLD, &base[v], &win[v]));
         MPI_CHECK(MPI_Info_free(&info));
@@ -250,7 +264,8 @@ static void open_windows(const char *path, const options *o, void *base[NVARS], 
     }
 }
 
-static double checkpoint_storage(const char *path, const options *o, void *const data[NVARS])
+static double checkpoint_storage(const char *path, const options *o, void *const data[NVARS],
+                                 bool ummap)
 {
     void *base[NVARS];
     MPI_Win win[NVARS];
@@ -263,7 +278,7 @@ static double checkpoint_storage(const char *path, const options *o, void *const
         SYS_CHECK(close(fd) == 0, "close");
     }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    open_windows(path, o, base, win);
+    open_windows(path, o, base, win, ummap, false);
     for (int v = 0; v < NVARS; v++) {
         memcpy(base[v], data[v], o->n * var_size[v]);
     }
@@ -276,13 +291,14 @@ static double checkpoint_storage(const char *path, const options *o, void *const
     return bench_max_time(MPI_Wtime() - t0);
 }
 
-static double restart_storage(const char *path, const options *o, void *const back[NVARS])
+static double restart_storage(const char *path, const options *o, void *const back[NVARS],
+                              bool ummap)
 {
     void *base[NVARS];
     MPI_Win win[NVARS];
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     double t0 = MPI_Wtime();
-    open_windows(path, o, base, win);
+    open_windows(path, o, base, win, ummap, true);
     for (int v = 0; v < NVARS; v++) {
         memcpy(back[v], base[v], o->n * var_size[v]);
     }
@@ -478,14 +494,16 @@ int main(int argc, char **argv)
             file_path(path, sizeof path, &o, m);
             remove_file(path);
 
-            tc[m][r] = m == M_STORAGE ? checkpoint_storage(path, &o, data)
-                                      : checkpoint_mpiio(path, &o, data, m == M_COLL);
+            tc[m][r] = m == M_STORAGE || m == M_UMMAP
+                           ? checkpoint_storage(path, &o, data, m == M_UMMAP)
+                           : checkpoint_mpiio(path, &o, data, m == M_COLL);
             if (!o.warm) {
                 evict(path);
             }
             poison(back, o.n);
-            tr[m][r] = m == M_STORAGE ? restart_storage(path, &o, back)
-                                      : restart_mpiio(path, &o, back, m == M_COLL);
+            tr[m][r] = m == M_STORAGE || m == M_UMMAP
+                           ? restart_storage(path, &o, back, m == M_UMMAP)
+                           : restart_mpiio(path, &o, back, m == M_COLL);
 
             bool restart_ok = same_as_generator(back, data, o.n, method_name[m]);
             ok_r[m] = bench_all(restart_ok) && ok_r[m];

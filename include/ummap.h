@@ -13,7 +13,7 @@
  *                    to the process at start, cgroup limits included, times UMMAP_MEM_FACTOR)
  *   UMMAP_MEM_FACTOR fraction of the available memory used when UMMAP_MEM_LIMIT is unset
  *   UMMAP_BULK_SYNC  1: umsync coalesces contiguous dirty segments into large writes
- *   UMMAP_DRIVER     posix (default) | uring: the I/O driver of new mappings
+ *   UMMAP_DRIVER     posix (default) | direct | uring: the I/O driver of new mappings
  * The full description, including thread safety and the fault mechanism, is in
  * docs/ummap.md. */
 #ifndef UMMAP_H
@@ -44,8 +44,10 @@ extern "C" {
  * back a dirty segment (UMMAP_NO_FLUSH: never). read_file: 0 zero-fills segments on first
  * access instead of reading them. ptype: UMMAP_PTYPE_*. The descriptor is duplicated:
  * the caller may close fd after the call. Errors: EINVAL (size 0, seg_size, prot, ptype,
- * offset < 0, ptr NULL), EBADF (fd not open, or not open for writing with PROT_WRITE),
- * ENOMEM (address space), ENOSYS (no user fault mechanism usable). */
+ * offset < 0, ptr NULL), EBADF (fd not open),
+ * EACCES (fd not open for reading, or not for writing with PROT_WRITE), ENODEV (fd is
+ * not a regular file or block device), ENOMEM (address space), ENOSYS (no user fault
+ * mechanism usable). */
 int ummap(size_t size, size_t seg_size, int prot, int fd, off_t offset,
           unsigned int flush_interval, int read_file, int ptype, void **ptr);
 
@@ -92,10 +94,15 @@ typedef struct tio_ummap_opts {
   off_t offset;
   unsigned int flush_interval;
   int read_file, ptype;
-  const char *driver; /* "posix" | "uring"; NULL: UMMAP_DRIVER or "posix" */
+  const char *driver; /* "posix" | "direct" | "uring"; NULL: UMMAP_DRIVER or "posix" */
   int bulk_sync;      /* -1: UMMAP_BULK_SYNC; 0: segment by segment; 1: coalesced */
+  void *fixed_addr;   /* NULL, or a page-aligned range of the caller's to map over
+                         (MAP_FIXED); umunmap then leaves the range to its owner */
+  int congruent;      /* 1: *ptr = start + offset % page, so that memory and file line up
+                         page by page (what O_DIRECT write-back needs; the "direct" driver
+                         then bypasses the page cache at any offset) */
 } tio_ummap_opts_t;
-#define TIO_UMMAP_OPTS_INIT {0, 0, 0, -1, 0, UMMAP_NO_FLUSH, 1, UMMAP_PTYPE_FIFO, NULL, -1}
+#define TIO_UMMAP_OPTS_INIT {0, 0, 0, -1, 0, UMMAP_NO_FLUSH, 1, UMMAP_PTYPE_FIFO, NULL, -1, NULL, 0}
 int tio_ummap_open(const tio_ummap_opts_t *opts, void **ptr);
 
 #ifdef __cplusplus

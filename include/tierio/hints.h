@@ -14,8 +14,14 @@
 #define TIO_HINT_ORDER           "storage_alloc_order"     /* memory_first | storage_first */
 #define TIO_HINT_UNLINK          "storage_alloc_unlink"    /* true | false */
 #define TIO_HINT_DISCARD         "storage_alloc_discard"   /* true | false */
-#define TIO_HINT_ENGINE          "storage_alloc_engine"    /* mmap (ummap: later) */
+#define TIO_HINT_ENGINE          "storage_alloc_engine"    /* mmap | ummap */
 #define TIO_HINT_HUGEPAGES       "storage_alloc_hugepages" /* auto | true | false */
+/* Tuning of the user-level engine (storage_alloc_engine=ummap only; include/ummap.h). */
+#define TIO_HINT_SEGSIZE         "storage_alloc_segsize"   /* bytes, power of two >= page */
+#define TIO_HINT_FLUSH_INTERVAL  "storage_alloc_flush_interval" /* seconds, or "never" */
+#define TIO_HINT_READFILE        "storage_alloc_readfile"  /* true | false */
+#define TIO_HINT_POLICY          "storage_alloc_policy"    /* fifo lifo plru prnd wiro_f wiro_l, or 0..5 */
+#define TIO_HINT_DRIVER          "storage_alloc_driver"    /* posix | direct | uring */
 
 /* MPI-IO reserved hints that apply to storage windows. */
 #define TIO_HINT_ACCESS_STYLE    "access_style"
@@ -30,5 +36,9 @@
 #define TIO_HINT_SWIN_ORDER      "swin_order"
 #define TIO_HINT_SWIN_UNLINK     "swin_unlink"
 #define TIO_HINT_SWIN_IMPL       "swin_impl"
+#define TIO_HINT_SWIN_SEGSIZE    "swin_segsize"
+#define TIO_HINT_SWIN_FLUSHINT   "swin_flushint"
+#define TIO_HINT_SWIN_READFILE   "swin_readfile"
+#define TIO_HINT_SWIN_PTYPE      "swin_ptype"
 
 #endif

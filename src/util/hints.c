@@ -6,10 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "tierio/hints.h"
 
 #define VAL_MAX 4096
+
+/* A tuning hint of the user-level engine given without it (the engine hint is parsed
+ * first, so its value is known here). */
+static int needs_ummap(struct tio_err *err, const char *name, const char *val)
+{
+    return tio_err_set(err, TIO_E_INFO_VALUE,
+                       "hint %s=\"%s\" is invalid: it tunes the user-level engine, so it is "
+                       "expected only together with storage_alloc_engine=ummap "
+                       "(swin_impl=ummap)", name, val);
+}
+
+const char *const tio_policy_names[6] = {"fifo", "lifo", "plru", "prnd", "wiro_f", "wiro_l"};
 
 void tio_hints_default(struct tio_hints *h)
 {
@@ -18,6 +31,10 @@ void tio_hints_default(struct tio_hints *h)
     h->factor = 1.0;
     h->order = TIO_ORDER_MEMORY_FIRST;
     h->engine = TIO_ENGINE_MMAP;
+    h->segsize = (uint64_t)1 << 20;
+    h->flush_interval = 30; /* like the kernel's dirty_expire_centisecs */
+    h->readfile = 1;
+    h->policy = 0;
     h->file_perm = 0600;
     h->hugepages = -1;
 }
@@ -195,10 +212,8 @@ int tio_hints_parse(struct tio_hints *h, tio_hint_get_fn get, void *ctx, struct 
     WITH_HINT(TIO_HINT_ENGINE, TIO_HINT_SWIN_IMPL) {
         h->storage_keys_seen = 1;
         if (!strcmp(val, "ummap"))
-            return tio_err_set(err, TIO_E_UNSUPPORTED,
-                               "hint %s=\"ummap\" cannot be honoured: this build of tierio "
-                               "has no user-level mmap engine yet (use \"mmap\")", name);
-        if (strcmp(val, "mmap") != 0)
+            h->engine = TIO_ENGINE_UMMAP;
+        else if (strcmp(val, "mmap") != 0)
             return bad_value(err, name, val, "expected \"mmap\" or \"ummap\"");
     }
     WITH_HINT(TIO_HINT_HUGEPAGES, NULL) {
@@ -208,18 +223,58 @@ int tio_hints_parse(struct tio_hints *h, tio_hint_get_fn get, void *ctx, struct 
         else if (tio_parse_bool(val, &h->hugepages))
             return bad_value(err, name, val, "expected \"auto\", \"true\" or \"false\"");
     }
-    /* The engine's own tuning hints mean nothing to the kernel mmap engine. */
-    static const char *engine_keys[][2] = {
-        {"storage_alloc_segsize", "swin_segsize"},
-        {"storage_alloc_flush_interval", "swin_flushint"},
-        {"storage_alloc_readfile", "swin_readfile"},
-        {"storage_alloc_policy", "swin_ptype"}};
-    for (size_t i = 0; i < sizeof engine_keys / sizeof engine_keys[0]; i++) {
-        WITH_HINT(engine_keys[i][0], engine_keys[i][1])
-            return tio_err_set(err, TIO_E_UNSUPPORTED,
-                               "hint %s=\"%s\" cannot be honoured: it tunes the user-level "
-                               "mmap engine, which this build of tierio does not have yet",
-                               name, val);
+    WITH_HINT(TIO_HINT_SEGSIZE, TIO_HINT_SWIN_SEGSIZE) {
+        h->engine_keys_seen = 1;
+        if (h->engine != TIO_ENGINE_UMMAP)
+            return needs_ummap(err, name, val);
+        uint64_t v;
+        long page = sysconf(_SC_PAGESIZE);
+        if (tio_parse_u64(val, &v) || v < (uint64_t)page || (v & (v - 1)))
+            return bad_value(err, name, val, page == 4096
+                                 ? "expected a power of two of at least 4096 bytes"
+                                 : "expected a power of two of at least the page size");
+        h->segsize = v;
+    }
+    WITH_HINT(TIO_HINT_FLUSH_INTERVAL, TIO_HINT_SWIN_FLUSHINT) {
+        h->engine_keys_seen = 1;
+        if (h->engine != TIO_ENGINE_UMMAP)
+            return needs_ummap(err, name, val);
+        uint64_t v;
+        /* "-1" is how programs of the original library say never (seed 000, Listing 6.1). */
+        if (!strcasecmp(val, "never") || !strcmp(val, "-1"))
+            h->flush_interval = UINT_MAX;
+        else if (tio_parse_u64(val, &v) || v >= UINT_MAX)
+            return bad_value(err, name, val, "expected seconds, or \"never\"");
+        else
+            h->flush_interval = (unsigned)v;
+    }
+    WITH_HINT(TIO_HINT_READFILE, TIO_HINT_SWIN_READFILE) {
+        h->engine_keys_seen = 1;
+        if (h->engine != TIO_ENGINE_UMMAP)
+            return needs_ummap(err, name, val);
+        if (tio_parse_bool(val, &h->readfile))
+            return bad_value(err, name, val, "expected \"true\" or \"false\"");
+    }
+    WITH_HINT(TIO_HINT_DRIVER, NULL) {
+        h->engine_keys_seen = 1;
+        if (h->engine != TIO_ENGINE_UMMAP)
+            return needs_ummap(err, name, val);
+        if (strcmp(val, "posix") && strcmp(val, "direct") && strcmp(val, "uring"))
+            return bad_value(err, name, val, "expected \"posix\", \"direct\" or \"uring\"");
+        memcpy(h->driver, val, strlen(val) + 1); /* one of the three names */
+    }
+    WITH_HINT(TIO_HINT_POLICY, TIO_HINT_SWIN_PTYPE) {
+        h->engine_keys_seen = 1;
+        if (h->engine != TIO_ENGINE_UMMAP)
+            return needs_ummap(err, name, val);
+        int found = -1;
+        for (int k = 0; k < 6; k++)
+            if (!strcasecmp(val, tio_policy_names[k]) || (val[0] == '0' + k && !val[1]))
+                found = k;
+        if (found < 0)
+            return bad_value(err, name, val, "expected fifo, lifo, plru, prnd, wiro_f or "
+                                             "wiro_l (or 0..5)");
+        h->policy = found;
     }
     WITH_HINT(TIO_HINT_FILE_PERM, NULL) {
         char *end;

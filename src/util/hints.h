@@ -29,6 +29,12 @@ struct tio_hints {
     int unlink;
     int discard;
     enum tio_engine engine;
+    int engine_keys_seen;        /* a tuning hint of the ummap engine was given */
+    uint64_t segsize;            /* ummap: segment bytes (default 1 MiB) */
+    unsigned flush_interval;     /* ummap: seconds, UINT_MAX = never (default 30) */
+    int readfile;                /* ummap: load segments from the file (default 1) */
+    int policy;                  /* ummap: UMMAP_PTYPE_* (default FIFO) */
+    char driver[16];             /* ummap: I/O driver, "" = UMMAP_DRIVER or posix */
     int hugepages;               /* -1 auto (yes unless access_style=random), 0, 1 */
     int file_perm_given;
     mode_t file_perm;            /* default 0600 */
@@ -50,6 +56,9 @@ void tio_hints_default(struct tio_hints *h);
 /* Whether large pages are asked for, "auto" resolved: yes unless the accesses are
  * random or the mapping is private (storage_alloc_discard). */
 int tio_hints_hugepages(const struct tio_hints *h);
+
+/* The names of the ummap evict policies, by UMMAP_PTYPE_* value. */
+extern const char *const tio_policy_names[6];
 
 /* Parse helpers, exposed for tests. Return 0 on success. */
 int tio_parse_bool(const char *s, int *out);

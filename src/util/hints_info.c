@@ -47,8 +47,23 @@ void tio_hints_report(const struct tio_hints *h, double factor, MPI_Info info)
                   h->order == TIO_ORDER_STORAGE_FIRST ? "storage_first" : "memory_first");
     PMPI_Info_set(info, TIO_HINT_UNLINK, h->unlink ? "true" : "false");
     PMPI_Info_set(info, TIO_HINT_DISCARD, h->discard ? "true" : "false");
-    PMPI_Info_set(info, TIO_HINT_ENGINE, "mmap");
-    PMPI_Info_set(info, TIO_HINT_HUGEPAGES, tio_hints_hugepages(h) ? "true" : "false");
+    if (h->engine == TIO_ENGINE_UMMAP) {
+        PMPI_Info_set(info, TIO_HINT_ENGINE, "ummap");
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)h->segsize);
+        PMPI_Info_set(info, TIO_HINT_SEGSIZE, buf);
+        if (h->flush_interval == UINT_MAX)
+            snprintf(buf, sizeof buf, "never");
+        else
+            snprintf(buf, sizeof buf, "%u", h->flush_interval);
+        PMPI_Info_set(info, TIO_HINT_FLUSH_INTERVAL, buf);
+        PMPI_Info_set(info, TIO_HINT_READFILE, h->readfile ? "true" : "false");
+        PMPI_Info_set(info, TIO_HINT_POLICY, tio_policy_names[h->policy]);
+        if (h->driver[0])
+            PMPI_Info_set(info, TIO_HINT_DRIVER, h->driver);
+    } else {
+        PMPI_Info_set(info, TIO_HINT_ENGINE, "mmap");
+        PMPI_Info_set(info, TIO_HINT_HUGEPAGES, tio_hints_hugepages(h) ? "true" : "false");
+    }
     snprintf(buf, sizeof buf, "0%o", (unsigned)h->file_perm);
     PMPI_Info_set(info, TIO_HINT_FILE_PERM, buf);
     if (h->access_style_str[0])

@@ -74,9 +74,11 @@ int tio_overlay_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_C
     tio_err_clear(&err);
     *made = 0;
     /* Qualifies: enabled, one node, every storage offset page-aligned, no discard
-     * (private mappings cannot be shared). */
+     * (private mappings cannot be shared), the kernel's engine (the user-level engine's
+     * memory is private to its process: peers could not load or store into it). */
     int flags[2] = {!enabled() || (h->alloc_type == TIO_ALLOC_STORAGE &&
-                                   (h->offset % page != 0 || h->discard)),
+                                   (h->offset % page != 0 || h->discard ||
+                                    h->engine == TIO_ENGINE_UMMAP)),
                     /* large pages wanted somewhere, on a window big enough for them */
                     h->alloc_type == TIO_ALLOC_STORAGE && tio_hints_hugepages(h) &&
                         (size_t)size >= HUGE_UNIT};

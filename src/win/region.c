@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ummap.h"
 #include "util/log.h"
 
 static size_t round_up(size_t x, size_t p) { return (x + p - 1) / p * p; }
@@ -89,6 +90,36 @@ static char *reserve(size_t len, size_t align, uintptr_t want)
 
 #define HUGE_ALIGN ((size_t)2 << 20)
 
+static int um_error(struct tio_err *err, int rc, const char *what, const struct tio_region *r)
+{
+    return tio_err_errno(err, rc, "%s of \"%s\" (storage_alloc_engine=ummap)", what,
+                         r->hints.filename);
+}
+
+/* The storage part through the user-level engine, over [at, at+sto) of our range. */
+static int map_user_level(struct tio_region *r, char *at, size_t sto, struct tio_err *err)
+{
+    const struct tio_hints *h = &r->hints;
+    tio_ummap_opts_t o = TIO_UMMAP_OPTS_INIT;
+    o.size = sto;
+    o.seg_size = (size_t)h->segsize;
+    o.prot = PROT_READ | PROT_WRITE;
+    o.fd = r->fm.fd;
+    o.offset = (off_t)h->offset;
+    o.flush_interval = h->flush_interval == UINT_MAX ? UMMAP_NO_FLUSH : h->flush_interval;
+    o.read_file = h->readfile;
+    o.ptype = h->policy;
+    o.driver = h->driver[0] ? h->driver : NULL;
+    /* Memory and file line up page by page, as with the kernel's mapping: the same layout,
+     * and direct I/O at any offset. */
+    o.fixed_addr = at;
+    o.congruent = 1;
+    int rc = tio_ummap_open(&o, &r->um);
+    if (rc)
+        return um_error(err, rc, "cannot map", r);
+    return TIO_OK;
+}
+
 long long tio_region_split(struct tio_region *r, size_t size, const struct tio_hints *h,
                            uint64_t mem_budget, struct tio_err *err)
 {
@@ -104,8 +135,11 @@ int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints 
     r->hints = *h;
     r->size = size;
     const size_t page = tio_page_size();
+    const int user_level = h->engine == TIO_ENGINE_UMMAP;
     const size_t delta = h->offset % page;
     struct tio_filemap_opts o = opts_of(h);
+    if (user_level)
+        o.hugepages = 0;
     long long l = layout(r, size, h, mem_budget, err);
     if (l < 0)
         return err ? err->cls : TIO_E_OTHER;
@@ -132,6 +166,8 @@ int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints 
     if (!r->reserve)
         rc = tio_err_errno(err, errno, "cannot reserve %zu bytes of address space",
                            r->reserve_len);
+    else if (sto && user_level)
+        rc = map_user_level(r, r->reserve + at, sto, err);
     else if (sto)
         rc = tio_filemap_map(&r->fm, r->reserve + at, &o, err);
     if (rc) {
@@ -146,7 +182,7 @@ int tio_region_create(struct tio_region *r, size_t size, const struct tio_hints 
     r->base = r->reserve + lead;
     if (sto == 0) /* everything in memory: no file is touched */
         return TIO_OK;
-    r->sync_addr = r->fm.addr;
+    r->sync_addr = user_level ? r->um : r->fm.addr;
     r->sync_len = sto;
     TIO_DEBUG("region %p: %zu bytes, %zu on \"%s\"@%llu, factor %.4f", (void *)r->base,
               size, sto, h->filename, (unsigned long long)h->offset, r->factor);
@@ -227,13 +263,29 @@ int tio_region_sync(struct tio_region *r, struct tio_err *err)
 {
     if (!r->has_file)
         return TIO_OK;
-    return tio_filemap_sync_range(&r->fm, r->sync_addr, r->sync_len, err);
+    return tio_region_sync_range(r, r->sync_addr, r->sync_len, err);
+}
+
+int tio_region_sync_range(struct tio_region *r, char *addr, size_t len, struct tio_err *err)
+{
+    if (!r->um)
+        return tio_filemap_sync_range(&r->fm, addr, len, err);
+    int rc = umsync(r->um, 0);
+    return rc ? um_error(err, rc, "cannot write back", r) : TIO_OK;
 }
 
 int tio_region_destroy(struct tio_region *r, struct tio_err *err)
 {
     int rc = TIO_OK;
-    if (r->has_file && !r->hints.discard && r->fm.map)
+    if (r->um) {
+        /* Written back unless discarded; if that fails, the error is reported and the
+         * window still goes, as MPI_Win_free must. */
+        int urc = umunmap(r->um, !r->hints.discard);
+        if (urc) {
+            rc = um_error(err, urc, "cannot write back", r);
+            umunmap(r->um, 0);
+        }
+    } else if (r->has_file && !r->hints.discard && r->fm.map)
         rc = tio_region_sync(r, err);
     if (r->reserve && !r->borrowed)
         munmap(r->reserve, r->reserve_len);

@@ -18,7 +18,8 @@ struct tio_region {
     char *sync_addr;        /* what MPI_Win_sync writes back */
     size_t sync_len;
     int has_file;
-    struct tio_filemap fm;
+    struct tio_filemap fm;  /* the file; mapped by the kernel unless um is set */
+    void *um;               /* storage_alloc_engine=ummap: the engine's mapping */
     double factor;          /* fraction really on storage, after page rounding */
     int borrowed;           /* the range belongs to someone else (MPI): never unmapped */
     struct tio_hints hints;
@@ -54,6 +55,9 @@ int tio_region_map_shared(struct tio_region *r, size_t prefix, size_t total,
 
 /* Write back the dirty data and return when it is durable. */
 int tio_region_sync(struct tio_region *r, struct tio_err *err);
+/* The same for [addr, addr+len) inside the storage part (the ummap engine writes back
+ * every dirty segment of the region). */
+int tio_region_sync_range(struct tio_region *r, char *addr, size_t len, struct tio_err *err);
 
 /* Sync (unless storage_alloc_discard), unmap, close, unlink if storage_alloc_unlink. */
 int tio_region_destroy(struct tio_region *r, struct tio_err *err);

@@ -165,7 +165,7 @@ int tio_sync_attached(struct tio_win_state *st, struct tio_err *err)
             if (hi > shi)
                 hi = shi;
             if (lo < hi)
-                rc = tio_filemap_sync_range(&a->region.fm, lo, (size_t)(hi - lo), err);
+                rc = tio_region_sync_range(&a->region, lo, (size_t)(hi - lo), err);
         }
     }
     pthread_mutex_unlock(&st->lock);

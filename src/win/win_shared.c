@@ -33,6 +33,11 @@ static void check_same(MPI_Comm comm, const struct tio_hints *h, struct tio_err 
         tio_err_set(err, TIO_E_UNSUPPORTED,
                     "MPI_Win_allocate_shared: storage_alloc_discard=true is not supported: "
                     "the processes share the pages through the file");
+    else if (h->engine == TIO_ENGINE_UMMAP)
+        tio_err_set(err, TIO_E_UNSUPPORTED,
+                    "MPI_Win_allocate_shared: storage_alloc_engine=ummap is not supported: "
+                    "the user-level engine's memory is private to each process, so the "
+                    "other processes could not load and store into it (use \"mmap\")");
 }
 
 static int allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,

@@ -187,6 +187,44 @@ static void test_keys_and_aliases(void)
     CHECK_EQ(h.factor_auto, 1);
     CHECK_EQ(h.order, TIO_ORDER_STORAGE_FIRST);
     CHECK_EQ(h.unlink, 1);
+
+    CASE("user-level engine and its tuning");
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_engine", "ummap"})), TIO_OK);
+    CHECK_EQ(h.engine, TIO_ENGINE_UMMAP);
+    CHECK_EQ(h.segsize, 1u << 20);
+    CHECK_EQ(h.flush_interval, 30);
+    CHECK_EQ(h.readfile, 1);
+    CHECK_EQ(h.policy, 0);
+    CHECK_EQ(parse(&h, &e, KV({"swin_impl", "ummap"}, {"swin_segsize", "65536"},
+                              {"swin_flushint", "-1"}, {"swin_readfile", "0"},
+                              {"swin_ptype", "5"})), TIO_OK);
+    CHECK_EQ(h.segsize, 65536);
+    CHECK_EQ(h.flush_interval, UINT_MAX);
+    CHECK_EQ(h.readfile, 0);
+    CHECK_EQ(h.policy, 5);
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_engine", "ummap"},
+                              {"storage_alloc_policy", "WIRO_F"},
+                              {"storage_alloc_flush_interval", "never"})), TIO_OK);
+    CHECK_EQ(h.policy, 4);
+    CHECK_EQ(h.flush_interval, UINT_MAX);
+    CHECK_EQ(parse(&h, &e, KV({"swin_impl", "ummap"}, {"storage_alloc_driver", "direct"})), TIO_OK);
+    CHECK(!strcmp(h.driver, "direct"));
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_driver", "direct"})), TIO_E_INFO_VALUE);
+    static const char *bad_tuning[][2] = {
+        {"storage_alloc_segsize", "1000"}, {"storage_alloc_segsize", "2048"},
+        {"storage_alloc_segsize", "12288"}, {"swin_segsize", "1M"},
+        {"storage_alloc_flush_interval", "-2"}, {"swin_flushint", "soon"},
+        {"storage_alloc_readfile", "maybe"}, {"storage_alloc_policy", "lru"},
+        {"storage_alloc_driver", "aio"},
+        {"swin_ptype", "6"}, {"swin_ptype", "-1"}};
+    for (size_t i = 0; i < sizeof bad_tuning / sizeof bad_tuning[0]; i++) {
+        char want[128];
+        CHECK_EQ(parse(&h, &e, KV({"storage_alloc_engine", "ummap"},
+                                  {bad_tuning[i][0], bad_tuning[i][1]})), TIO_E_INFO_VALUE);
+        snprintf(want, sizeof want, "%s=\"%s\"", bad_tuning[i][0], bad_tuning[i][1]);
+        CHECK_HAS(e.msg, want);
+        CHECK_HAS(e.msg, "expected");
+    }
 }
 
 static void test_conflicts(void)
@@ -287,17 +325,15 @@ static void test_invalid(void)
         {"striping_unit", "0", TIO_E_INFO_VALUE},
         {"striping_unit", "1M", TIO_E_INFO_VALUE},
         {"striping_unit", "-65536", TIO_E_INFO_VALUE},
-        /* the user-level mmap engine and its tuning hints: valid, not available */
-        {"storage_alloc_engine", "ummap", TIO_E_UNSUPPORTED},
-        {"swin_impl", "ummap", TIO_E_UNSUPPORTED},
-        {"storage_alloc_segsize", "4096", TIO_E_UNSUPPORTED},
-        {"swin_segsize", "4096", TIO_E_UNSUPPORTED},
-        {"storage_alloc_flush_interval", "5", TIO_E_UNSUPPORTED},
-        {"swin_flushint", "5", TIO_E_UNSUPPORTED},
-        {"storage_alloc_readfile", "1", TIO_E_UNSUPPORTED},
-        {"swin_readfile", "1", TIO_E_UNSUPPORTED},
-        {"storage_alloc_policy", "2", TIO_E_UNSUPPORTED},
-        {"swin_ptype", "2", TIO_E_UNSUPPORTED},
+        /* the user-level engine's tuning hints need the engine */
+        {"storage_alloc_segsize", "4096", TIO_E_INFO_VALUE},
+        {"swin_segsize", "4096", TIO_E_INFO_VALUE},
+        {"storage_alloc_flush_interval", "5", TIO_E_INFO_VALUE},
+        {"swin_flushint", "5", TIO_E_INFO_VALUE},
+        {"storage_alloc_readfile", "1", TIO_E_INFO_VALUE},
+        {"swin_readfile", "1", TIO_E_INFO_VALUE},
+        {"storage_alloc_policy", "2", TIO_E_INFO_VALUE},
+        {"swin_ptype", "2", TIO_E_INFO_VALUE},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct tio_hints h;

@@ -1,0 +1,141 @@
+/* What a handler thread does with one fault: load an absent segment (from storage, or
+ * zeros), or let the first write into a clean segment through and mark it dirty. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ummap/engine.h"
+#include "ummap/memnode.h"
+#include "ummap/seglock.h"
+#include "util/log.h"
+
+/* Loads go through the staging buffer in chunks of at most this many bytes. */
+#define STAGE_MAX ((size_t)4 << 20)
+
+uint64_t tio_um_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void *stage_get(struct tio_um_stage *st, size_t len) {
+    if (st->cap < len) {
+        free(st->buf);
+        st->buf = NULL;
+        st->cap = 0;
+        if (posix_memalign(&st->buf, 4096, len) != 0) return NULL;
+        st->cap = len;
+    }
+    return st->buf;
+}
+
+/* Fill [sa, sa+span) with segment i's content, protected against writes unless the fault
+ * was a write. Returns 0 or errno; nothing is woken yet. */
+static int load(struct tio_umap *m, size_t i, char *sa, size_t span, int write,
+                struct tio_um_stage *st) {
+    int wp = !write && (m->prot & PROT_WRITE);
+    int backed = m->read_file || (atomic_load(&m->seg[i].flags) & TIO_SEG_WRITTEN);
+    if (!backed && !write) {
+        /* The shared zero page: no memory until written; the write then faults to us. */
+        int rc = tio_uffd_zero(sa, span);
+        if (!rc && wp) rc = tio_uffd_wp(sa, span, 1);
+        return rc;
+    }
+    /* File bytes of the segment, relative to its start. */
+    size_t s0 = tio_um_seg_off(m, i);
+    size_t vlo = tio_um_seg_lo(m, i) - s0, vhi = tio_um_seg_hi(m, i) - s0;
+    size_t chunk = span < STAGE_MAX ? span : STAGE_MAX;
+    char *buf = stage_get(st, chunk);
+    if (!buf) return ENOMEM;
+    for (size_t done = 0; done < span; done += chunk) {
+        size_t n = span - done < chunk ? span - done : chunk;
+        size_t lo = vlo > done ? vlo : done, hi = vhi < done + n ? vhi : done + n, got = 0;
+        if (!backed || lo >= hi) lo = hi = done; /* nothing to read here */
+        if (lo < hi) {
+            int rc = m->drv.ops->read(&m->drv, buf + (lo - done), hi - lo,
+                                      tio_um_file_off(m, s0 + lo), &got);
+            if (rc) return rc;
+            atomic_fetch_add(&m->st.bytes_read, got);
+        }
+        /* Zeros around what was read: before the mapping, past the end of the file. */
+        memset(buf, 0, lo - done);
+        memset(buf + (lo - done) + got, 0, n - (lo - done) - got);
+        int rc = tio_uffd_copy(sa + done, buf, n, wp);
+        if (rc) return rc;
+    }
+    if (backed) {
+        atomic_fetch_add(&m->st.seg_reads, 1);
+        tio_um_count_io(1, 0);
+    }
+    return 0;
+}
+
+static void mark_dirty(struct tio_umap *m, size_t i) {
+    atomic_store(&m->seg[i].state, TIO_SEG_DIRTY);
+    m->seg[i].dirty_since = tio_um_now_ns();
+    atomic_fetch_add(&m->dirty, tio_um_seg_len(m, i));
+}
+
+void tio_um_fault(struct tio_umap *m, char *addr, int write, int wp, struct tio_um_stage *st) {
+    size_t i = (size_t)(addr - m->base) >> m->segshift;
+    char *sa = m->base + tio_um_seg_off(m, i);
+    size_t span = tio_um_seg_span(m, i);
+    struct tio_umseg *s = &m->seg[i];
+
+    tio_seglock(&s->lock);
+    uint8_t state = atomic_load(&s->state);
+    if (state != TIO_SEG_ABSENT) {
+        if (write && (m->prot & PROT_WRITE)) {
+            /* A write into a write-protected segment (or a fault that raced with the
+             * load): let writes through from now on. */
+            if (state == TIO_SEG_CLEAN) {
+                mark_dirty(m, i);
+                atomic_fetch_add(&m->st.write_faults, 1);
+                if (m->ptype == UMMAP_PTYPE_PLRU) tio_um_queue_touch(m, i);
+            }
+            int rc = tio_uffd_wp(sa, span, 0);
+            if (rc) TIO_WARN("ummap: cannot unprotect a segment: %s", strerror(rc));
+        } else {
+            tio_uffd_wake(sa, span);
+        }
+        tio_segunlock(&s->lock);
+        return;
+    }
+    (void)wp;
+
+    /* Room first: what the budget says is over goes, in the policy's order. */
+    size_t over = tio_memnode_charge(tio_um_memnode(), span);
+    if (over) tio_um_evict(m, i, over);
+
+    int rc;
+    for (int attempt = 0; (rc = load(m, i, sa, span, write, st)) != 0; attempt++) {
+        if (attempt == 4) break;
+        struct timespec t = {0, 1000000L << attempt};
+        nanosleep(&t, NULL);
+    }
+    if (rc) {
+        /* Like a failed page-in of mmap: the access cannot complete, and the process gets
+         * SIGBUS rather than reading wrong data. */
+        tio_log(TIO_LOG_ERROR, "ummap: cannot load segment %zu (file offset %lld): %s",
+                i, (long long)tio_um_file_off(m, tio_um_seg_lo(m, i)), strerror(rc));
+        tio_memnode_release(tio_um_memnode(), span);
+        tio_segunlock(&s->lock);
+        raise(SIGBUS);
+        return;
+    }
+    if (write) {
+        mark_dirty(m, i);
+        atomic_fetch_add(&m->st.write_faults, 1);
+    } else {
+        atomic_store(&s->state, TIO_SEG_CLEAN);
+        atomic_fetch_add(&m->st.read_faults, 1);
+    }
+    atomic_fetch_add(&m->resident, span);
+    tio_um_queue_push(m, i);
+    tio_uffd_wake(sa, span);
+    tio_segunlock(&s->lock);
+}

@@ -1,0 +1,171 @@
+/* Write-back of dirty segments. A segment is write-protected before its bytes are written,
+ * so a store that lands during the write faults, marks it dirty again and is written by the
+ * next pass: what was stored before a umsync began is in the file when it returns.
+ *
+ * Individual mode writes each segment with its own request; bulk mode (UMMAP_BULK_SYNC)
+ * writes each run of contiguous dirty segments as one request (they are contiguous in
+ * memory and in the file). Either way the requests of one pass go to the driver together,
+ * and umsync ends with one fdatasync. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ummap/engine.h"
+#include "ummap/seglock.h"
+#include "util/log.h"
+
+/* After a failed write or fdatasync: the segments are dirty again (their bytes are still
+ * in memory) unless a store already made them so. */
+void tio_um_redirty_locked(struct tio_umap *m, size_t i) {
+    if (atomic_load(&m->seg[i].state) == TIO_SEG_CLEAN) {
+        atomic_store(&m->seg[i].state, TIO_SEG_DIRTY);
+        m->seg[i].dirty_since = tio_um_now_ns();
+        atomic_fetch_add(&m->dirty, tio_um_seg_len(m, i));
+    }
+}
+
+/* Protect segment i and count it clean; the caller then writes its bytes. */
+static int begin_write_locked(struct tio_umap *m, size_t i) {
+    int rc = tio_uffd_wp(m->base + tio_um_seg_off(m, i), tio_um_seg_span(m, i), 1);
+    if (rc) return rc;
+    atomic_store(&m->seg[i].state, TIO_SEG_CLEAN);
+    atomic_fetch_sub(&m->dirty, tio_um_seg_len(m, i));
+    return 0;
+}
+
+static void count_writes(struct tio_umap *m, size_t segs, size_t bytes, size_t ops) {
+    atomic_fetch_add(&m->st.seg_writes, segs);
+    atomic_fetch_add(&m->st.bytes_written, bytes);
+    atomic_fetch_add(&m->st.write_ops, ops);
+    tio_um_count_io(0, (unsigned)segs);
+}
+
+int tio_um_write_locked(struct tio_umap *m, size_t i) {
+    struct tio_umseg *s = &m->seg[i];
+    if (atomic_load(&s->state) != TIO_SEG_DIRTY) return 0;
+    int rc = begin_write_locked(m, i);
+    if (rc) return rc;
+    size_t lo = tio_um_seg_lo(m, i);
+    struct tio_umio io = {m->base + lo, tio_um_seg_len(m, i), tio_um_file_off(m, lo)};
+    rc = m->drv.ops->write(&m->drv, &io, 1);
+    if (rc) {
+        tio_um_redirty_locked(m, i);
+        int none = 0;
+        atomic_compare_exchange_strong(&m->wb_error, &none, rc);
+        return rc;
+    }
+    atomic_fetch_or(&s->flags, TIO_SEG_WRITTEN | TIO_SEG_UNSYNCED);
+    atomic_store(&m->unsynced, 1);
+    count_writes(m, 1, io.len, 1);
+    return 0;
+}
+
+int tio_um_write_moved(struct tio_umap *m, size_t i, const char *seg) {
+    struct tio_umseg *s = &m->seg[i];
+    if (atomic_load(&s->state) != TIO_SEG_DIRTY) return 0;
+    size_t lo = tio_um_seg_lo(m, i);
+    struct tio_umio io = {seg + (lo - tio_um_seg_off(m, i)), tio_um_seg_len(m, i),
+                          tio_um_file_off(m, lo)};
+    int rc = m->drv.ops->write(&m->drv, &io, 1);
+    if (rc) {
+        int none = 0;
+        atomic_compare_exchange_strong(&m->wb_error, &none, rc);
+        return rc;
+    }
+    atomic_store(&s->state, TIO_SEG_CLEAN);
+    atomic_fetch_sub(&m->dirty, io.len);
+    atomic_fetch_or(&s->flags, TIO_SEG_WRITTEN | TIO_SEG_UNSYNCED);
+    atomic_store(&m->unsynced, 1);
+    count_writes(m, 1, io.len, 1);
+    return 0;
+}
+
+/* fdatasync; when it fails, what was written since the last one may not be on storage:
+ * every segment still in memory that was written since becomes dirty again. */
+static int make_durable(struct tio_umap *m) {
+    if (!atomic_load(&m->unsynced)) return 0;
+    atomic_store(&m->unsynced, 0);
+    int rc = m->drv.ops->sync(&m->drv);
+    for (size_t i = 0; i < m->nseg; i++) {
+        struct tio_umseg *s = &m->seg[i];
+        if (!(atomic_load(&s->flags) & TIO_SEG_UNSYNCED)) continue;
+        tio_seglock(&s->lock);
+        atomic_fetch_and(&s->flags, (uint8_t)~TIO_SEG_UNSYNCED);
+        if (rc) tio_um_redirty_locked(m, i);
+        tio_segunlock(&s->lock);
+    }
+    if (rc) atomic_store(&m->unsynced, 1);
+    return rc;
+}
+
+int tio_um_writeback(struct tio_umap *m, uint64_t min_age_ns, int durable) {
+    pthread_mutex_lock(&m->synclock);
+    uint64_t now = tio_um_now_ns();
+    size_t cap = 0, nsel = 0, nio = 0, bytes = 0;
+    size_t *sel = NULL;
+    struct tio_umio *io = NULL;
+    int rc = 0;
+
+    /* 1. Select: protect each dirty segment and mark it in flight (not evictable). */
+    for (size_t i = 0; i < m->nseg && !rc; i++) {
+        struct tio_umseg *s = &m->seg[i];
+        if (atomic_load(&s->state) != TIO_SEG_DIRTY) continue;
+        tio_seglock(&s->lock);
+        if (atomic_load(&s->state) == TIO_SEG_DIRTY &&
+            !(atomic_load(&s->flags) & TIO_SEG_INFLIGHT) &&
+            (!min_age_ns || now - s->dirty_since >= min_age_ns)) {
+            if (nsel == cap) {
+                size_t nc = cap ? 2 * cap : 64;
+                size_t *ns = realloc(sel, nc * sizeof *ns);
+                struct tio_umio *ni = ns ? realloc(io, nc * sizeof *ni) : NULL;
+                if (ns) sel = ns;
+                if (ni) io = ni;
+                if (!ns || !ni) rc = ENOMEM;
+                else cap = nc;
+            }
+            if (!rc && !(rc = begin_write_locked(m, i))) {
+                atomic_fetch_or(&s->flags, TIO_SEG_INFLIGHT);
+                sel[nsel++] = i;
+            }
+        }
+        tio_segunlock(&s->lock);
+    }
+
+    /* 2. The requests: one per segment, or one per contiguous run in bulk mode. */
+    for (size_t k = 0; k < nsel; k++) {
+        size_t i = sel[k], len = tio_um_seg_len(m, i);
+        bytes += len;
+        if (m->bulk && nio && sel[k - 1] + 1 == i) {
+            io[nio - 1].len += len;
+            continue;
+        }
+        size_t lo = tio_um_seg_lo(m, i);
+        io[nio++] = (struct tio_umio){m->base + lo, len, tio_um_file_off(m, lo)};
+    }
+    int wrc = nio ? m->drv.ops->write(&m->drv, io, nio) : 0;
+    if (!rc) rc = wrc;
+
+    /* 3. Settle: written (and not yet durable), or dirty again after an error. */
+    for (size_t k = 0; k < nsel; k++) {
+        struct tio_umseg *s = &m->seg[sel[k]];
+        tio_seglock(&s->lock);
+        atomic_fetch_and(&s->flags, (uint8_t)~TIO_SEG_INFLIGHT);
+        if (wrc) tio_um_redirty_locked(m, sel[k]);
+        else atomic_fetch_or(&s->flags, TIO_SEG_WRITTEN | TIO_SEG_UNSYNCED);
+        tio_segunlock(&s->lock);
+    }
+    if (nsel && !wrc) {
+        atomic_store(&m->unsynced, 1);
+        count_writes(m, nsel, bytes, nio);
+        atomic_fetch_add(&m->st.syncs, 1);
+    }
+    if (!rc && durable) rc = make_durable(m);
+    if (rc) {
+        int none = 0;
+        atomic_compare_exchange_strong(&m->wb_error, &none, rc);
+    }
+    pthread_mutex_unlock(&m->synclock);
+    free(sel);
+    free(io);
+    return rc;
+}
