@@ -6,5 +6,8 @@
 #include "tierio/version.h"
 #include "tierio/hints.h"
 #include "tierio/win.h"
+#include "tierio/topo.h"
+#include "tierio/tier.h"
+#include "tierio/net.h"
 
 #endif

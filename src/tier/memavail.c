@@ -16,16 +16,18 @@ static int read_u64(const char *path, uint64_t *v)
     return ok ? 0 : -1;
 }
 
-static uint64_t meminfo_available(void)
+uint64_t tio_meminfo(const char *field)
 {
     FILE *f = fopen("/proc/meminfo", "re");
     if (!f)
         return 0;
-    char line[256];
-    unsigned long long kb = 0;
+    char line[256], name[64];
+    unsigned long long kb = 0, v;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+        if (sscanf(line, "%63[^:]: %llu kB", name, &v) == 2 && !strcmp(name, field)) {
+            kb = v;
             break;
+        }
     fclose(f);
     return (uint64_t)kb * 1024;
 }
@@ -73,6 +75,6 @@ static uint64_t cgroup_room(void)
 
 uint64_t tio_mem_available(void)
 {
-    uint64_t a = meminfo_available(), c = cgroup_room();
+    uint64_t a = tio_meminfo("MemAvailable"), c = cgroup_room();
     return c < a ? c : a;
 }

@@ -7,5 +7,7 @@
 
 /* Bytes available, or 0 if nothing could be read. */
 uint64_t tio_mem_available(void);
+/* A field of /proc/meminfo ("MemTotal", "MemAvailable"...) in bytes; 0 if absent. */
+uint64_t tio_meminfo(const char *field);
 
 #endif

@@ -11,7 +11,7 @@
 #include "tier/filemap.h"
 #include "util/error_mpi.h"
 #include "util/log.h"
-#include "win/agree.h"
+#include "util/agree.h"
 #include "win/translate.h"
 
 #define HUGE_UNIT ((size_t)2 << 20)

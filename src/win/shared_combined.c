@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "win/agree.h"
+#include "util/agree.h"
 
 /* Every process's split, and where its parts go. */
 struct part {

@@ -9,7 +9,7 @@
 #include "util/error_mpi.h"
 #include "util/hints_info.h"
 #include "util/log.h"
-#include "win/agree.h"
+#include "util/agree.h"
 #include "win/overlay.h"
 #include "win/quirks.h"
 #include "win/state.h"

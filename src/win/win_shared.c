@@ -9,7 +9,7 @@
 #include "tierio/win.h"
 #include "util/error_mpi.h"
 #include "util/log.h"
-#include "win/agree.h"
+#include "util/agree.h"
 #include "win/quirks.h"
 #include "win/shared_combined.h"
 #include "win/state.h"

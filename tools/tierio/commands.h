@@ -8,4 +8,7 @@ typedef struct tio_command {
   const char *summary;
 } tio_command_t;
 
+int tio_cmd_topo(int argc, char **argv);
+int tio_cmd_probe(int argc, char **argv);
+
 #endif

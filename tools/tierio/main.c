@@ -6,7 +6,8 @@
 #include "commands.h"
 
 static const tio_command_t commands[] = {
-    /* {"topo", tio_cmd_topo, "which ranks and nodes share each directory"}, */
+    {"topo", tio_cmd_topo, "which ranks and nodes share each directory"},
+    {"probe", tio_cmd_probe, "measure this machine's tiers and network, write a site file"},
     {NULL, NULL, NULL},
 };
 

@@ -1,8 +1,8 @@
 /* Collective agreement on errors: a collective call where one process failed locally
  * must fail on every process (else the others hang in the next collective), and every
  * process should report the real reason. */
-#ifndef TIO_WIN_AGREE_H
-#define TIO_WIN_AGREE_H
+#ifndef TIO_UTIL_AGREE_H
+#define TIO_UTIL_AGREE_H
 
 #include <mpi.h>
 

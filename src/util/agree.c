@@ -1,4 +1,4 @@
-#include "win/agree.h"
+#include "util/agree.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,0 +1,98 @@
+#include "topo/exchange.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct wire_err {
+    int cls;
+    char msg[TIO_ERRMSG_MAX];
+};
+
+/* Take root's error as ours, prefixed with root's rank. */
+static void adopt(struct tio_err *err, const struct wire_err *w, int root)
+{
+    char pre[32];
+    snprintf(pre, sizeof pre, "rank %d: ", root);
+    size_t pl = strlen(pre);
+    err->cls = w->cls;
+    memcpy(err->msg, pre, pl);
+    snprintf(err->msg + pl, sizeof err->msg - pl, "%s", w->msg);
+}
+
+int topo_share_error(MPI_Comm comm, int root, struct tio_err *err)
+{
+    int rank;
+    struct wire_err w;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank == root) {
+        w.cls = err->cls;
+        snprintf(w.msg, sizeof w.msg, "%s", err->msg);
+    }
+    if (PMPI_Bcast(&w, (int)sizeof w, MPI_BYTE, root, comm) != MPI_SUCCESS) {
+        tio_err_clear(err);
+        return tio_err_set(err, TIO_E_OTHER, "MPI_Bcast failed while sharing an error");
+    }
+    adopt(err, &w, root);
+    return err->cls;
+}
+
+int topo_allgather(MPI_Comm comm, const int *mine, int n, int *all, struct tio_err *err)
+{
+    int rank, size, stride = n + 1;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    /* Gathered in place with an error flag before each process's ints, then compacted
+     * (moving down in rank order never overwrites what is still to be moved). */
+    int *slot = all + rank * stride;
+    slot[0] = err->cls != TIO_OK;
+    memcpy(slot + 1, mine, (size_t)n * sizeof *all);
+    if (PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, stride, MPI_INT, comm) !=
+        MPI_SUCCESS)
+        return tio_err_set(err, TIO_E_OTHER, "MPI_Allgather failed during discovery");
+    int root = -1;
+    for (int r = 0; r < size; r++) {
+        if (root < 0 && all[r * stride])
+            root = r;
+        memmove(all + r * n, all + r * stride + 1, (size_t)n * sizeof *all);
+    }
+    if (root < 0)
+        return TIO_OK;
+    return topo_share_error(comm, root, err);
+}
+
+int topo_agree(MPI_Comm comm, struct tio_err *err)
+{
+    int rank, size;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    /* size - rank is largest for the lowest failing rank. */
+    int v = err->cls != TIO_OK ? size - rank : 0;
+    if (PMPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return tio_err_set(err, TIO_E_OTHER, "MPI_Allreduce failed while agreeing on errors");
+    if (v == 0)
+        return TIO_OK;
+    return topo_share_error(comm, size - v, err);
+}
+
+int topo_bcast(MPI_Comm comm, int root, int *vals, int n, struct tio_err *err)
+{
+    int rank;
+    PMPI_Comm_rank(comm, &rank);
+    struct {
+        int v[8];
+        struct wire_err e;
+    } m;
+    memset(&m, 0, sizeof m);
+    if (rank == root) {
+        memcpy(m.v, vals, (size_t)n * sizeof *vals);
+        m.e.cls = err->cls;
+        snprintf(m.e.msg, sizeof m.e.msg, "%s", err->cls != TIO_OK ? err->msg : "");
+    }
+    if (PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, root, comm) != MPI_SUCCESS)
+        return tio_err_set(err, TIO_E_OTHER, "MPI_Bcast failed during discovery");
+    memcpy(vals, m.v, (size_t)n * sizeof *vals);
+    if (m.e.cls == TIO_OK)
+        return TIO_OK;
+    adopt(err, &m.e, root);
+    return err->cls;
+}

@@ -1,0 +1,12 @@
+/* The entry libtierio-pmpi's MPI_Comm_split_type uses for TIERIO_COMM_TYPE_NEIGHBORHOOD:
+ * the directory comes from info's nbhd_common_dirname. When no process gives one and the
+ * MPI library has its own MPIX_COMM_TYPE_NEIGHBORHOOD (MPICH), the call goes to the library
+ * unchanged, so that its other keys (network_topo) keep working; elsewhere it is an error. */
+#ifndef TIO_TOPO_SPLIT_TYPE_H
+#define TIO_TOPO_SPLIT_TYPE_H
+
+#include <mpi.h>
+
+int tio_topo_split_type(MPI_Comm comm, int key, MPI_Info info, MPI_Comm *newcomm);
+
+#endif
