@@ -8,6 +8,8 @@
  *   test_rma_ops --kind memory|storage|combined|shared|dynamic
  *                [--factor F] [--order memory_first|storage_first]
  *                [--modes lock_shared,lock_exclusive,lock_all,fence,pscw]
+ *                [--hint key=value]...   more hints for every storage allocation (e.g.
+ *                                        storage_alloc_engine=ummap: tests/ummap)
  *
  * Operations: MPI_Put (typed and MPI_BYTE of odd length), MPI_Get, MPI_Accumulate
  * (MPI_SUM, MPI_REPLACE), MPI_Get_accumulate (MPI_SUM, MPI_REPLACE), MPI_Fetch_and_op
@@ -42,6 +44,20 @@ static size_t blk_pos[B_COUNT][64]; /* [block][origin] first slot */
 
 static size_t nslots;
 static size_t page;
+
+/* --hint key=value: added to every storage allocation's info. */
+static const char *extra_hints[16];
+static int n_extra_hints;
+
+static void add_extra_hints(MPI_Info info)
+{
+    for (int i = 0; i < n_extra_hints; i++) {
+        char key[256];
+        const char *eq = strchr(extra_hints[i], '=');
+        snprintf(key, sizeof key, "%.*s", (int)(eq - extra_hints[i]), extra_hints[i]);
+        tt_info_set(info, key, eq + 1);
+    }
+}
 
 static void layout(int n)
 {
@@ -495,6 +511,7 @@ static void run_window_kind(const struct wopts *o, int modes)
         tt_info_set(info, "storage_alloc_filename", file);
         tt_info_setf(info, "storage_alloc_offset", "%" PRIu64, file_offset(o, me));
         tt_info_set(info, "storage_alloc_unlink", "false");
+        add_extra_hints(info);
         if (o->kind == K_COMBINED) {
             tt_info_setf(info, "storage_alloc_factor", "%g", o->factor);
             tt_info_set(info, "storage_alloc_order",
@@ -566,6 +583,7 @@ static void run_shared(void)
     tt_info_set(info, "alloc_type", "storage");
     tt_info_set(info, "storage_alloc_filename", file);
     tt_info_setf(info, "storage_alloc_offset", "%" PRIu64, shared_offset());
+    add_extra_hints(info);
     uint8_t *mybase = NULL;
     MPI_Win win;
     TT_MPI(MPI_Win_allocate_shared((MPI_Aint)piece_size(me), 1, info, MPI_COMM_WORLD,
@@ -741,6 +759,7 @@ static void run_dynamic(void)
     tt_info_set(info, "alloc_type", "storage");
     tt_info_set(info, "storage_alloc_filename", file);
     tt_info_setf(info, "storage_alloc_offset", "%" PRIu64, off);
+    add_extra_hints(info);
     uint8_t *sbuf = NULL, *mbuf = NULL;
     TT_MPI(MPI_Alloc_mem(DYN_BYTES, info, &sbuf));
     MPI_Info_free(&info);
@@ -756,6 +775,7 @@ static void run_dynamic(void)
     tt_info_setf(info, "storage_alloc_offset", "%" PRIu64, off2);
     tt_info_set(info, "storage_alloc_factor", "0.5");
     tt_info_set(info, "storage_alloc_order", "memory_first");
+    add_extra_hints(info);
     uint8_t *cbuf = NULL;
     TT_MPI(MPI_Alloc_mem(CDYN, info, &cbuf));
     MPI_Info_free(&info);
@@ -897,6 +917,11 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--order")) {
             o.storage_first = !strcmp(v, "storage_first");
+            i++;
+        } else if (!strcmp(a, "--hint")) {
+            if (!strchr(v, '=') || n_extra_hints == 16)
+                TT_DIE("--hint takes key=value (at most 16)");
+            extra_hints[n_extra_hints++] = v;
             i++;
         } else if (!strcmp(a, "--modes")) {
             modes = 0;

@@ -1,0 +1,306 @@
+/* Helpers shared by the single-process tests of the ummap engine (tests/ummap): a seeded
+ * PRNG, return-code checks that print both errno names, what a process holds (threads,
+ * resident bytes of a range, /dev/shm entries), page-cache dirtiness of a file range, and
+ * child processes with a time limit. Built on the unit tests' kit (tests/unit/check.h):
+ * a failed check prints file:line and exits 1.
+ *
+ * Forked children: um_fork() makes the child forget the parent's temporary directories,
+ * so that a child that exits (also through a failed check) does not remove them. */
+#ifndef TIO_TEST_UMTEST_H
+#define TIO_TEST_UMTEST_H
+
+#include "../unit/check.h"
+
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ummap.h>
+
+/* ---- return codes (0 or an errno value) ---- */
+
+#define CHECK_RC(call, want)                                                          \
+    do {                                                                              \
+        int rc_ = (call), w_ = (want);                                                \
+        if (rc_ != w_) {                                                              \
+            fprintf(stderr, "%s:%d: [%s] %s returned %d (%s), expected %d (%s)\n",    \
+                    __FILE__, __LINE__, tt_current_case, #call, rc_, strerror(rc_),   \
+                    w_, strerror(w_));                                                \
+            exit(1);                                                                  \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_LE(a, b)                                                                \
+    do {                                                                              \
+        long long va_ = (long long)(a), vb_ = (long long)(b);                         \
+        if (va_ > vb_) {                                                              \
+            fprintf(stderr, "%s:%d: [%s] check failed: %s <= %s (%lld > %lld)\n",     \
+                    __FILE__, __LINE__, tt_current_case, #a, #b, va_, vb_);           \
+            exit(1);                                                                  \
+        }                                                                             \
+    } while (0)
+
+/* ---- a seeded PRNG (splitmix64): the same seed replays the same run ---- */
+
+static inline uint64_t um_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n) (n > 0; the tiny modulo bias does not matter here). */
+static inline uint64_t um_below(uint64_t *s, uint64_t n) { return um_rand(s) % n; }
+
+static inline void um_fill_rand(void *p, size_t n, uint64_t *s)
+{
+    unsigned char *c = p;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = um_rand(s);
+        memcpy(c + i, &v, n - i < 8 ? n - i : 8);
+    }
+}
+
+/* A seed from argv ("--seed N") or the environment (TIERIO_TEST_SEED), else fresh. */
+static inline uint64_t um_seed(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--seed"))
+            return strtoull(argv[i + 1], NULL, 0);
+    const char *e = getenv("TIERIO_TEST_SEED");
+    if (e && *e)
+        return strtoull(e, NULL, 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid() << 40;
+}
+
+static inline size_t um_page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* ---- what the process holds ---- */
+
+static inline int um_threads(void) { return tc_count_entries("/proc/self/task"); }
+static inline int um_fds(void) { return tc_count_entries("/proc/self/fd"); }
+
+/* Resident bytes (Rss of /proc/self/smaps) of the mappings overlapping [p, p+len),
+ * counted only for the part inside the range when a mapping is larger. */
+static inline size_t um_rss(const void *p, size_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "re");
+    char line[1024];
+    uintptr_t lo = (uintptr_t)p, hi = lo + len;
+    int in = 0;
+    size_t total = 0;
+    CHECK(f != NULL);
+    while (fgets(line, sizeof line, f)) {
+        unsigned long a, b, kb;
+        if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = a < hi && lo < b;
+            continue;
+        }
+        if (in && sscanf(line, "Rss: %lu kB", &kb) == 1)
+            total += kb * 1024;
+    }
+    fclose(f);
+    return total;
+}
+
+static inline void um_stats(void *addr, tio_ummap_stats_t *st)
+{
+    memset(st, 0xA5, sizeof *st);
+    CHECK_RC(tio_ummap_stats(addr, st), 0);
+}
+
+/* This test's own node-memory group: processes of concurrent tests must not share one
+ * UMMAP_MEM_LIMIT (docs/ummap_memory.md: UMMAP_NODE_KEY, UMMAP_NODE_PROCS). */
+static inline void um_private_node(const char *tag, int procs)
+{
+    char key[128], n[16];
+    snprintf(key, sizeof key, "tiotest-%s-%ld", tag, (long)getpid());
+    snprintf(n, sizeof n, "%d", procs);
+    setenv("UMMAP_NODE_KEY", key, 1);
+    setenv("UMMAP_NODE_PROCS", n, 1);
+}
+
+/* ---- files ---- */
+
+static inline int um_open(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "[%s] open %s: %s\n", tt_current_case, path, strerror(errno));
+        exit(1);
+    }
+    return fd;
+}
+
+/* Compare n bytes of path at off with exp (a short file is a failure). */
+#define CHECK_FILE(path, off, exp, n)                                                 \
+    do {                                                                              \
+        size_t n_ = (n);                                                              \
+        unsigned char *b_ = malloc(n_ ? n_ : 1);                                      \
+        CHECK(b_ != NULL);                                                            \
+        if (tt_pread_file((path), b_, n_, (off)) != (ssize_t)n_) {                    \
+            fprintf(stderr, "%s:%d: [%s] %s is shorter than %lld + %zu bytes (%lld)\n", \
+                    __FILE__, __LINE__, tt_current_case, (path), (long long)(off), n_, \
+                    (long long)tt_file_size(path));                                   \
+            exit(1);                                                                  \
+        }                                                                             \
+        long d_ = tt_first_diff(b_, (exp), n_);                                       \
+        if (d_ >= 0) {                                                                \
+            fprintf(stderr, "%s:%d: [%s] file %s differs at byte %lld (offset %ld "   \
+                    "into the range): 0x%02x, expected 0x%02x\n", __FILE__, __LINE__, \
+                    tt_current_case, (path), (long long)(off) + d_, d_, b_[d_],       \
+                    ((const unsigned char *)(exp))[d_]);                              \
+            exit(1);                                                                  \
+        }                                                                             \
+        free(b_);                                                                     \
+    } while (0)
+
+/* Are the page-cache pages of [off, off+len) of path written back (not dirty, not under
+ * writeback)? A content check cannot tell: pread reads the page cache. Needs root
+ * (/proc/kpageflags, PFNs in pagemap). Returns the number of dirty pages, or -1 when this
+ * process cannot tell (the caller says so). */
+static inline long um_dirty_pages(const char *path, off_t off, size_t len)
+{
+    const size_t pg = um_page();
+    int kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+    int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    long dirty = -1;
+    off_t a = off / (off_t)pg * (off_t)pg;
+    size_t mlen = ((size_t)(off - a) + len + pg - 1) / pg * pg;
+    unsigned char *m = MAP_FAILED;
+    if (kf < 0 || pm < 0 || fd < 0 || len == 0)
+        goto out;
+    m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, a);
+    if (m == MAP_FAILED)
+        goto out;
+    long n = 0;
+    for (size_t i = 0; i < mlen / pg; i++) {
+        volatile unsigned char t = m[i * pg]; /* map the page-cache page */
+        (void)t;
+        uint64_t ent = 0, flags = 0;
+        if (pread(pm, &ent, 8, (off_t)(((uintptr_t)m / pg + i) * 8)) != 8 || !(ent >> 63))
+            goto out;
+        uint64_t pfn = ent & ((1ull << 55) - 1);
+        if (pfn == 0 || pread(kf, &flags, 8, (off_t)(pfn * 8)) != 8)
+            goto out;
+        if ((flags >> 4 & 1) || (flags >> 8 & 1)) /* KPF_DIRTY, KPF_WRITEBACK */
+            n++;
+    }
+    dirty = n;
+out:
+    if (m != MAP_FAILED)
+        munmap(m, mlen);
+    if (kf >= 0)
+        close(kf);
+    if (pm >= 0)
+        close(pm);
+    if (fd >= 0)
+        close(fd);
+    return dirty;
+}
+
+/* The range must be durable; -1 (cannot tell) is said once and accepted. */
+#define CHECK_CLEAN(path, off, len)                                                   \
+    do {                                                                              \
+        long dp_ = um_dirty_pages((path), (off), (len));                              \
+        if (dp_ < 0) {                                                                \
+            static int said_;                                                         \
+            if (!said_++)                                                             \
+                printf("note: cannot read page flags (needs root): durability of "    \
+                       "written data not checked\n");                                 \
+        } else if (dp_ > 0) {                                                         \
+            fprintf(stderr, "%s:%d: [%s] %ld page(s) of %s bytes %lld..%lld are still " \
+                    "dirty in the page cache: not durable\n", __FILE__, __LINE__,     \
+                    tt_current_case, dp_, (path), (long long)(off),                   \
+                    (long long)(off) + (long long)(len));                             \
+            exit(1);                                                                  \
+        }                                                                             \
+    } while (0)
+
+/* ---- child processes ---- */
+
+/* fork(); in the child the parent's temporary directories are forgotten, the child dies
+ * with the parent and gets SIGALRM (default action: terminate) after timeout_s. */
+static inline pid_t um_fork(unsigned timeout_s)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK_OK(pid);
+    if (pid == 0) {
+        tt_ndirs = 0;
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        alarm(timeout_s);
+    }
+    return pid;
+}
+
+/* Wait for a child; its status as text in why (for messages). Returns 1 if it exited
+ * with status 0. */
+static inline int um_wait(pid_t pid, char *why, size_t n)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        CHECK(errno == EINTR);
+    if (WIFEXITED(st))
+        snprintf(why, n, "exit status %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(why, n, "killed by signal %d (%s)%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
+                 WTERMSIG(st) == SIGALRM ? ": time limit, a hang?" : "");
+    else
+        snprintf(why, n, "status 0x%x", st);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Run fn(arg) in a child process; 1 if it returned 0. */
+static inline int um_in_child(int (*fn)(void *), void *arg, unsigned timeout_s, char *why,
+                              size_t n)
+{
+    pid_t pid = um_fork(timeout_s);
+    if (pid == 0) {
+        int rc = fn(arg);
+        tt_cleanup(); /* the child's own temporary directories (_exit skips atexit) */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
+    return um_wait(pid, why, n);
+}
+
+/* Deadlines for waiting on the engine's own threads (an I/O thread pass, a give-back),
+ * which act asynchronously: the caller polls a condition it checks afterwards, and a
+ * timeout is a failure it reports. Usage:
+ *     struct timespec dl = um_deadline(5000);
+ *     while (!cond && !um_expired(&dl)) ;
+ *     CHECK(cond); */
+static inline struct timespec um_deadline(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
+/* Waits 2 ms, then 1 if the deadline has passed. */
+static inline int um_expired(const struct timespec *dl)
+{
+    struct timespec t;
+    poll(NULL, 0, 2);
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec > dl->tv_sec || (t.tv_sec == dl->tv_sec && t.tv_nsec >= dl->tv_nsec);
+}
+
+#endif
