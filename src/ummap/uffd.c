@@ -149,8 +149,8 @@ int tio_uffd_start(void) {
         TIO_INFO("ummap: no UFFDIO_MOVE (Linux < 6.8): eviction cannot see pages pinned by "
                  "the kernel (O_DIRECT, process_vm_writev into a mapping over its limit)");
     if (user_only)
-        TIO_WARN("ummap: userfaultfd in user-mode-only: kernel accesses (read(2) into a "
-                 "mapping...) to segments not in memory fail with EFAULT");
+        TIO_WARN("ummap: userfaultfd in user-mode-only: kernel accesses that would fault "
+                 "(read(2) into a segment not in memory or not yet written) fail with EFAULT");
     int n = HANDLERS_DEFAULT;
     const char *env = getenv("TIERIO_UMMAP_HANDLERS");
     if (env && atoi(env) > 0) n = atoi(env) > HANDLERS_MAX ? HANDLERS_MAX : atoi(env);
