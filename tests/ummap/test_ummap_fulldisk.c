@@ -5,6 +5,7 @@
  * mapping usable. With a memory limit of 2 segments, evictions that cannot write back
  * must not lose data either. Both I/O drivers. Needs root (exit 77 if not). */
 #include "umtest.h"
+#include "../common/private_mount.h"
 
 #include <sched.h>
 
@@ -14,25 +15,6 @@ static size_t SEG, SIZE;
 static const char *dir;
 
 /* Fill the file system with a file of junk until it is full; the bytes written. */
-static size_t fill_up(const char *path)
-{
-    static char junk[64 * 1024];
-    memset(junk, 'j', sizeof junk);
-    int fd = um_open(path, O_WRONLY | O_CREAT | O_TRUNC);
-    size_t total = 0;
-    for (size_t chunk = sizeof junk; chunk > 0;) {
-        ssize_t w = write(fd, junk, chunk);
-        if (w > 0) {
-            total += (size_t)w;
-            continue;
-        }
-        CHECK(w < 0 && errno == ENOSPC);
-        chunk /= 2;
-    }
-    close(fd);
-    return total;
-}
-
 static void *map_file(const char *path, const char *driver, int *fd_out)
 {
     int fd = um_open(path, O_RDWR | O_CREAT | O_TRUNC);
@@ -60,7 +42,7 @@ static void sync_fails_then_works(const char *driver)
     unsigned char *p = map_file(path, driver, &fd);
     unsigned char *exp = malloc(SIZE);
     uint64_t rng = 5;
-    fill_up(filler);
+    CHECK(tc_fill_up(filler) >= 0);
     um_fill_rand(exp, SIZE, &rng);
     memcpy(p, exp, SIZE);
     CHECK_RC(umsync(p, 0), ENOSPC);
@@ -85,7 +67,7 @@ static void sync_fails_then_works(const char *driver)
     /* The file now has its blocks; dirty data of a fully allocated file can always be
      * written back. Punch it to make write-back need space again. */
     CHECK_OK(ftruncate(fd, 0));
-    fill_up(filler);
+    CHECK(tc_fill_up(filler) >= 0);
     CHECK_RC(umunmap(p, 1), ENOSPC);
     CHECK(tt_is_mapped(p, SIZE));
     CHECK_BYTES(p, exp, SIZE);
@@ -118,7 +100,7 @@ static int evictions_on_full_disk(void *arg)
     unsigned char *exp = malloc(SIZE);
     uint64_t rng = 6;
     um_fill_rand(exp, SIZE, &rng);
-    fill_up(filler);
+    CHECK(tc_fill_up(filler) >= 0);
     for (size_t s = 0; s < NSEG; s++)
         memcpy(p + s * SEG, exp + s * SEG, SEG); /* every segment past the second evicts */
     CHECK_BYTES(p, exp, SIZE);                  /* nothing lost */
@@ -141,18 +123,10 @@ static int evictions_on_full_disk(void *arg)
 
 int main(void)
 {
-    if (geteuid() != 0) {
-        printf("skipped: the full-disk test mounts a tmpfs and needs root\n");
-        return 77;
-    }
-    if (unshare(CLONE_NEWNS) < 0) {
-        printf("skipped: unshare(CLONE_NEWNS): %s\n", strerror(errno));
-        return 77;
-    }
-    CHECK_OK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
     dir = tt_tmpdir("ummap-fulldisk");
-    if (mount("tierio-full", dir, "tmpfs", 0, "size=1m,mode=0700") < 0) {
-        printf("skipped: cannot mount a tmpfs: %s\n", strerror(errno));
+    char why[256];
+    if (tc_private_tmpfs(dir, "size=1m,mode=0700", why, sizeof why) < 0) {
+        printf("skipped: %s\n", why);
         return 77;
     }
     SEG = 16 * um_page(); /* 64 KiB */

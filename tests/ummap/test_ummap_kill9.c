@@ -14,6 +14,7 @@
  * test runs in a private mount namespace with its own /dev/shm when it can (root), so
  * that other jobs' objects do not count. */
 #include "umtest.h"
+#include "../common/private_mount.h"
 
 #include <sched.h>
 
@@ -157,9 +158,8 @@ static int shm_entries(int private_shm)
 int main(void)
 {
     int private_shm = 0;
-    if (geteuid() == 0 && unshare(CLONE_NEWNS) == 0 &&
-        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-        mount("tierio-shm", "/dev/shm", "tmpfs", 0, "size=16m,mode=1777") == 0)
+    char why[256];
+    if (tc_private_tmpfs("/dev/shm", "size=16m,mode=1777", why, sizeof why) == 0)
         private_shm = 1;
     else
         printf("note: no private /dev/shm (needs root): counting only the entries that "

@@ -20,6 +20,7 @@
  *
  *   test_ummap_memmodes static|dynamic */
 #include "umtest.h"
+#include "../common/private_mount.h"
 
 #include <sched.h>
 
@@ -291,9 +292,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s static|dynamic\n", argv[0]);
         return 2;
     }
-    if (geteuid() == 0 && unshare(CLONE_NEWNS) == 0 &&
-        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-        mount("tierio-shm", "/dev/shm", "tmpfs", 0, "size=16m,mode=1777") == 0)
+    char why[256];
+    if (tc_private_tmpfs("/dev/shm", "size=16m,mode=1777", why, sizeof why) == 0)
         private_shm = 1;
     else
         printf("note: no private /dev/shm (needs root): counting only the objects that "

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "check.h"
+#include "../common/private_mount.h"
 #include "tier/filemap.h"
 #include "win/region.h"
 
@@ -37,26 +38,6 @@ static int write_all(char *p, size_t n, unsigned seed)
 }
 
 /* Fill the file system until it is full; returns the bytes written. */
-static size_t fill_up(const char *path)
-{
-    static char junk[64 * 1024];
-    memset(junk, 'j', sizeof junk);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    CHECK_OK(fd);
-    size_t total = 0;
-    for (size_t chunk = sizeof junk; chunk > 0;) {
-        ssize_t w = write(fd, junk, chunk);
-        if (w > 0) {
-            total += (size_t)w;
-            continue;
-        }
-        CHECK(w < 0 && errno == ENOSPC);
-        chunk /= 2;
-    }
-    close(fd);
-    return total;
-}
-
 static void check_clean(const char *dir, int entries, int maps0)
 {
     CHECK_EQ(tc_count_entries(dir), entries);
@@ -66,18 +47,10 @@ static void check_clean(const char *dir, int entries, int maps0)
 
 int main(void)
 {
-    if (geteuid() != 0) {
-        printf("skipped: the full-disk test mounts a tmpfs and needs root\n");
-        return 77;
-    }
-    if (unshare(CLONE_NEWNS) < 0) {
-        printf("skipped: unshare(CLONE_NEWNS): %s\n", strerror(errno));
-        return 77;
-    }
-    CHECK_OK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
     const char *dir = tt_tmpdir("fulldisk");
-    if (mount("tierio-full", dir, "tmpfs", 0, "size=1m,mode=0700") < 0) {
-        printf("skipped: cannot mount a tmpfs: %s\n", strerror(errno));
+    char why[256];
+    if (tc_private_tmpfs(dir, "size=1m,mode=0700", why, sizeof why) < 0) {
+        printf("skipped: %s\n", why);
         return 77;
     }
     const size_t big = 4 << 20; /* more than the file system holds */
@@ -157,7 +130,8 @@ int main(void)
         const size_t size = 512 * 1024;
         tio_err_clear(&err);
         CHECK_EQ(tio_region_create(&r, size, &h, 0, &err), TIO_OK);
-        size_t filled = fill_up(filler);
+        long long filled = tc_fill_up(filler);
+        CHECK(filled >= 0);
         CHECK(filled < 1 << 20);
         CHECK_EQ(write_all(r.base, size, 7), 0); /* no SIGBUS */
         static unsigned char copy[512 * 1024], got[512 * 1024];
