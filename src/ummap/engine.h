@@ -118,11 +118,11 @@ void tio_uffd_unregister(struct tio_umap *m);
 int tio_uffd_wp(void *addr, size_t len, int wp);
 int tio_uffd_wake(void *addr, size_t len);
 /* Eviction with UFFDIO_MOVE (Linux 6.8+; tio_uffd_can_move): begin moves the pages of
- * [addr, addr+len) out to a scratch range and returns it (NULL with *err = EBUSY when the
+ * [addr, addr+len) (of a writable mapping) out to a scratch range and returns it (NULL with *err = EBUSY when the
  * kernel holds some pinned: nothing moved); the caller writes back from there, then calls
  * end (pages freed) or, if the write failed, abort (pages put back). One at a time. */
 int tio_uffd_can_move(void);
-char *tio_uffd_evict_begin(void *addr, size_t len, int writable, int *err);
+char *tio_uffd_evict_begin(void *addr, size_t len, int *err);
 void tio_uffd_evict_end(char *moved, size_t len);
 void tio_uffd_evict_abort(void *addr, char *moved, size_t len);
 /* Install len bytes at addr (absent pages) from src, write-protected when wp; zero pages.

@@ -16,11 +16,14 @@ int tio_um_drop_locked(struct tio_umap *m, size_t i) {
     char *sa = m->base + tio_um_seg_off(m, i);
     size_t span = tio_um_seg_span(m, i);
     int rc;
-    if (tio_uffd_can_move()) {
+    /* Read-only mappings need no move (and cannot have one: UFFDIO_MOVE wants a writable
+     * destination): nothing can write into their pages, so a device still reading a
+     * pinned one reads the right bytes after the mapping let it go. */
+    if (tio_uffd_can_move() && (m->prot & PROT_WRITE)) {
         /* Move the pages out first (refused if the kernel has some pinned), then write
          * them back from where they went: an access meanwhile faults as missing and waits
          * for our lock, then loads what we wrote. */
-        char *moved = tio_uffd_evict_begin(sa, span, !!(m->prot & PROT_WRITE), &rc);
+        char *moved = tio_uffd_evict_begin(sa, span, &rc);
         if (!moved) {
             /* Pinned for a transfer: a device may still write into it, unseen by the
              * write protection. Keep it, and count it dirty. */

@@ -46,9 +46,9 @@ static struct {
     int nthreads;
     pthread_t thread[HANDLERS_MAX];
     pthread_mutex_t scratch_lock;
-    char *scratch[2];          /* where evicted pages go: read-only, read-write */
-    size_t scratch_len[2];
-} U = {-1, -1, 0, 0, 0, 0, {0}, PTHREAD_MUTEX_INITIALIZER, {NULL, NULL}, {0, 0}};
+    char *scratch;             /* where evicted pages go */
+    size_t scratch_len;
+} U = {-1, -1, 0, 0, 0, 0, {0}, PTHREAD_MUTEX_INITIALIZER, NULL, 0};
 
 int tio_uffd_user_mode_only(void) { return U.user_only; }
 
@@ -171,11 +171,9 @@ void tio_uffd_stop(void) {
         TIO_WARN("ummap: cannot stop the fault handlers: %s", strerror(errno));
     for (int i = 0; i < U.nthreads; i++) pthread_join(U.thread[i], NULL);
     U.nthreads = 0;
-    for (int k = 0; k < 2; k++) {
-        if (U.scratch[k]) munmap(U.scratch[k], U.scratch_len[k]);
-        U.scratch[k] = NULL;
-        U.scratch_len[k] = 0;
-    }
+    if (U.scratch) munmap(U.scratch, U.scratch_len);
+    U.scratch = NULL;
+    U.scratch_len = 0;
     close(U.stopfd);
     close(U.fd);
     U.fd = U.stopfd = -1;
@@ -241,26 +239,27 @@ int tio_uffd_zero(void *addr, size_t len) {
     return 0;
 }
 
-/* An empty range of at least len bytes, registered like a mapping, to move pages into. */
-static char *scratch(size_t len, int writable) {
-    if (U.scratch_len[writable] >= len) return U.scratch[writable];
-    if (U.scratch[writable]) munmap(U.scratch[writable], U.scratch_len[writable]);
-    U.scratch[writable] = NULL;
-    U.scratch_len[writable] = 0;
-    int prot = PROT_READ | (writable ? PROT_WRITE : 0);
-    char *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+/* An empty read-write range of at least len bytes, registered like a mapping, to move
+ * pages into. */
+static char *scratch(size_t len) {
+    if (U.scratch_len >= len) return U.scratch;
+    if (U.scratch) munmap(U.scratch, U.scratch_len);
+    U.scratch = NULL;
+    U.scratch_len = 0;
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
     if (p == MAP_FAILED) return NULL;
     madvise(p, len, MADV_NOHUGEPAGE);
     struct uffdio_register r = {
         .range = {(uintptr_t)p, len},
-        .mode = UFFDIO_REGISTER_MODE_MISSING | (writable ? UFFDIO_REGISTER_MODE_WP : 0),
+        .mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
     };
     if (ioctl(U.fd, UFFDIO_REGISTER, &r) != 0) {
         munmap(p, len);
         return NULL;
     }
-    U.scratch[writable] = p;
-    U.scratch_len[writable] = len;
+    U.scratch = p;
+    U.scratch_len = len;
     return p;
 }
 
@@ -285,13 +284,13 @@ static int move(char *dst, char *src, size_t len, size_t *done) {
 
 int tio_uffd_can_move(void) { return U.move; }
 
-char *tio_uffd_evict_begin(void *addr, size_t len, int writable, int *err) {
+char *tio_uffd_evict_begin(void *addr, size_t len, int *err) {
     /* Moving the pages out, rather than dropping them, fails (EBUSY) for a page the kernel
      * holds pinned for a transfer in progress (an O_DIRECT read into it, another process's
      * process_vm_writev): dropped, the transfer would land in a page that is no longer the
      * mapping's. It is atomic: a page is either moved or still mapped. */
     pthread_mutex_lock(&U.scratch_lock);
-    char *s = scratch(len, writable);
+    char *s = scratch(len);
     size_t done = 0;
     int rc = s ? move(s, addr, len, &done) : ENOMEM;
     if (rc && done) {
