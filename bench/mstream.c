@@ -8,6 +8,8 @@
  *   storage   alloc_type=storage, storage_alloc_filename=<dir>/mstream.<rank>,
  *             storage_alloc_unlink=true: the whole window is a mapped file;
  *   combined  storage + storage_alloc_factor=F (default 0.5): part memory, part file.
+ * With -e ummap the storage kinds also get storage_alloc_engine=ummap (and, with -g,
+ * storage_alloc_segsize): the window is then the user-level engine's mapping of the file.
  *
  * Per repetition: copy c=a, scale b=s*c, add c=a+b, triad a=b+s*c (each timed on its own).
  * The write-back MPI_Win_sync (storage kinds) is timed on its own once after the
@@ -48,6 +50,8 @@ typedef struct {
     size_t transfer;  /* bytes per MPI_Put / MPI_Get */
     bool lock_all;    /* true: lock_all + flush; false: lock/unlock */
     bool sync_every;  /* true: MPI_Win_sync after every repetition; false: once at the end */
+    const char *engine;   /* storage_alloc_engine of the storage kinds, NULL: no hint */
+    const char *segsize;  /* storage_alloc_segsize (ummap), NULL: the engine's default */
 } options;
 
 static int g_rank, g_size;
@@ -57,7 +61,7 @@ static void usage(const char *prog)
     if (g_rank == 0) {
         fprintf(stderr,
                 "usage: %s [-m MiB | -n elements] [-r reps] [-d dir] [-w kinds] [-f factor]\n"
-                "          [-t KiB] [-l lockall|lock] [-s end|every]\n"
+                "          [-t KiB] [-l lockall|lock] [-s end|every] [-e mmap|ummap] [-g bytes]\n"
                 "  -m MiB     window size per rank (three arrays together), default 64\n"
                 "  -n N       elements per array (overrides -m)\n"
                 "  -r reps    repetitions, the median is reported (default 5, max %d)\n"
@@ -68,7 +72,10 @@ static void usage(const char *prog)
                 "  -l mode    lockall (MPI_Win_lock_all + MPI_Win_flush, default) or lock\n"
                 "  -s when    write-back after all repetitions (end, default, as the seed) or\n"
                 "             after every one (every: kernels then include re-dirtying faults)\n"
-                "             (MPI_Win_lock + MPI_Win_unlock) for the Put/Get variants\n",
+                "             (MPI_Win_lock + MPI_Win_unlock) for the Put/Get variants\n"
+                "  -e engine  storage_alloc_engine of the storage kinds: mmap or ummap\n"
+                "             (default: no hint, the library's default engine)\n"
+                "  -g bytes   storage_alloc_segsize with -e ummap (a power of two >= page)\n",
                 prog, MAX_REPS);
     }
 }
@@ -79,7 +86,7 @@ static options parse_options(int argc, char **argv)
                  .transfer = 1024 * 1024, .lock_all = true};
     unsigned long long mib = 64;
     int c;
-    while ((c = getopt(argc, argv, "m:n:r:d:w:f:t:l:s:h")) != -1) {
+    while ((c = getopt(argc, argv, "m:n:r:d:w:f:t:l:s:e:g:h")) != -1) {
         switch (c) {
         case 'm': mib = bench_parse_u64("-m", optarg); break;
         case 'n': o.n = (size_t)bench_parse_u64("-n", optarg); break;
@@ -88,6 +95,16 @@ static options parse_options(int argc, char **argv)
         case 'w': o.kinds = bench_parse_kinds("-w", optarg); break;
         case 'f': o.factor = bench_parse_double("-f", optarg); break;
         case 't': o.transfer = (size_t)bench_parse_u64("-t", optarg) * 1024; break;
+        case 'e':
+            if (strcmp(optarg, "mmap") != 0 && strcmp(optarg, "ummap") != 0) {
+                bench_die("-e: expected mmap or ummap, got '%s'", optarg);
+            }
+            o.engine = optarg;
+            break;
+        case 'g':
+            (void)bench_parse_u64("-g", optarg); /* the library checks the rest */
+            o.segsize = optarg;
+            break;
         case 's':
             if (strcmp(optarg, "every") == 0) {
                 o.sync_every = true;
@@ -129,6 +146,9 @@ static options parse_options(int argc, char **argv)
     }
     if (!(o.factor > 0.0 && o.factor < 1.0)) {
         bench_die("-f: the combined window needs a factor strictly between 0 and 1");
+    }
+    if (o.segsize != NULL && (o.engine == NULL || strcmp(o.engine, "ummap") != 0)) {
+        bench_die("-g: a segment size needs -e ummap");
     }
     if (o.transfer < sizeof(double) || o.transfer > (1u << 30)) {
         bench_die("-t: transfer size must be 1 KiB .. 1 GiB");
@@ -238,6 +258,10 @@ static void print_result(const char *kernel, const char *window, const char *pla
     bench_json_str(&j, "kernel", kernel);
     bench_json_str(&j, "window", window);
     bench_json_str(&j, "placement", placement);
+    if (strcmp(window, "memory") != 0 && strcmp(window, "file") != 0 &&
+        strcmp(window, "file_combined") != 0) {
+        bench_json_str(&j, "engine", o->engine != NULL ? o->engine : "default");
+    }
     bench_json_int(&j, "ranks", g_size);
     bench_json_int(&j, "bytes", llround(bytes));
     bench_json_int(&j, "elements", (long long)o->n);
@@ -305,6 +329,12 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
 
     bench_remove_stale(path);
     MPI_Info info = bench_win_info(kind, path, 0, o->factor, true);
+    if (info != MPI_INFO_NULL && o->engine != NULL) {
+        bench_info_set(info, "storage_alloc_engine", o->engine);
+        if (o->segsize != NULL) {
+            bench_info_set(info, "storage_alloc_segsize", o->segsize);
+        }
+    }
     double *base = NULL;
     MPI_Win win;
     MPI_CHECK(MPI_Win_allocate((MPI_Aint)win_bytes, sizeof(double), info, MPI_COMM_WORLD, &base,

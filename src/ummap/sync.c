@@ -14,6 +14,9 @@
 #include "ummap/seglock.h"
 #include "util/log.h"
 
+/* Segments protected and written as one run, at most (the locks held meanwhile). */
+#define RUN_MAX 4096
+
 /* After a failed write or fdatasync: the segments are dirty again (their bytes are still
  * in memory) unless a store already made them so. */
 void tio_um_redirty_locked(struct tio_umap *m, size_t i) {
@@ -106,31 +109,59 @@ int tio_um_writeback(struct tio_umap *m, uint64_t min_age_ns, int durable) {
     struct tio_umio *io = NULL;
     int rc = 0;
 
-    /* 1. Select: protect each dirty segment and mark it in flight (not evictable). */
-    for (size_t i = 0; i < m->nseg && !rc; i++) {
-        struct tio_umseg *s = &m->seg[i];
-        if (atomic_load(&s->state) != TIO_SEG_DIRTY) continue;
-        tio_seglock(&s->lock);
-        if (atomic_load(&s->state) == TIO_SEG_DIRTY &&
-            !(atomic_load(&s->flags) & TIO_SEG_INFLIGHT) &&
-            (!min_age_ns || now - s->dirty_since >= min_age_ns)) {
-            if (nsel == cap) {
+    /* 1. Select: protect the dirty segments and mark them in flight (not evictable). A run
+     * of contiguous ones is protected with one call, held locked meanwhile: each call
+     * flushes the TLBs of every CPU, and one per segment cost more than the writing. */
+    size_t run = 0; /* the selected segments sel[nsel - run .. nsel) are still locked */
+    for (size_t i = 0; i <= m->nseg && !rc; i++) {
+        struct tio_umseg *s = i < m->nseg ? &m->seg[i] : NULL;
+        int take = 0;
+        if (s && atomic_load(&s->state) == TIO_SEG_DIRTY) {
+            tio_seglock(&s->lock);
+            take = atomic_load(&s->state) == TIO_SEG_DIRTY &&
+                   !(atomic_load(&s->flags) & TIO_SEG_INFLIGHT) &&
+                   (!min_age_ns || now - s->dirty_since >= min_age_ns) && run < RUN_MAX;
+            if (take && nsel == cap) {
                 size_t nc = cap ? 2 * cap : 64;
                 size_t *ns = realloc(sel, nc * sizeof *ns);
                 struct tio_umio *ni = ns ? realloc(io, nc * sizeof *ni) : NULL;
                 if (ns) sel = ns;
                 if (ni) io = ni;
-                if (!ns || !ni) rc = ENOMEM;
+                if (!ns || !ni) rc = ENOMEM, take = 0;
                 else cap = nc;
             }
-            if (!rc && !(rc = begin_write_locked(m, i))) {
-                atomic_fetch_or(&s->flags, TIO_SEG_INFLIGHT);
-                sel[nsel++] = i;
-            }
+            if (!take) tio_segunlock(&s->lock);
         }
-        tio_segunlock(&s->lock);
+        if (take && (!run || sel[nsel - 1] + 1 == i)) {
+            sel[nsel++] = i;
+            run++;
+            continue;
+        }
+        if (run) { /* the run ends: protect it, then let its segments go */
+            size_t first = sel[nsel - run], last = sel[nsel - 1];
+            char *lo = m->base + tio_um_seg_off(m, first);
+            char *hi = m->base + tio_um_seg_off(m, last) + tio_um_seg_span(m, last);
+            int wrc = tio_uffd_wp(lo, (size_t)(hi - lo), 1);
+            for (size_t k = nsel - run; k < nsel; k++) {
+                struct tio_umseg *r = &m->seg[sel[k]];
+                if (!wrc) {
+                    atomic_store(&r->state, TIO_SEG_CLEAN);
+                    atomic_fetch_sub(&m->dirty, tio_um_seg_len(m, sel[k]));
+                    atomic_fetch_or(&r->flags, TIO_SEG_INFLIGHT);
+                }
+                tio_segunlock(&r->lock);
+            }
+            if (wrc) {
+                nsel -= run;
+                rc = wrc;
+            }
+            run = 0;
+        }
+        if (take) { /* not contiguous with the run: starts the next one */
+            sel[nsel++] = i;
+            run = 1;
+        }
     }
-
     /* 2. The requests: one per segment, or one per contiguous run in bulk mode. */
     for (size_t k = 0; k < nsel; k++) {
         size_t i = sel[k], len = tio_um_seg_len(m, i);
