@@ -15,6 +15,7 @@
 #include "topo/discover.h"
 #include "topo/exchange.h"
 #include "topo/hash.h"
+#include "util/agree.h"
 
 /* The record: fields [0, NMAX) combine by MAX (a minimum is kept as the maximum of the
  * negated or complemented value), [NMAX, NREC) by XOR. */
@@ -177,7 +178,7 @@ static int explain_mismatch(struct topo_call *c, struct tio_err *err)
                     "%s: processes ask for different algorithms: %s here, %s on rank 0",
                     TIO_NBHD_ALGORITHM_KEY, tio_nbhd_algorithm_name(c->alg),
                     tio_nbhd_algorithm_name((enum tio_nbhd_algorithm)r0.alg));
-    return topo_agree(c->comm, err);
+    return tio_agree(c->comm, err, NULL, 0);
 }
 
 int topo_call_init(struct topo_call *c, MPI_Comm comm, const char *dirname, MPI_Info info,
@@ -231,7 +232,7 @@ int topo_call_init(struct topo_call *c, MPI_Comm comm, const char *dirname, MPI_
         return tio_err_set(err, TIO_E_OTHER, "MPI_Allreduce failed while agreeing on the "
                                              "arguments");
     if (rec[R_FAIL])
-        return topo_share_error(comm, c->size - rec[R_FAIL], err);
+        return tio_share_error(comm, c->size - rec[R_FAIL], err);
 
     int same = rec[R_GIVEN] == -rec[R_NGIVEN] && rec[R_ALG] == -rec[R_NALG];
     for (int i = 0; i < 4; i++)

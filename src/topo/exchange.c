@@ -1,5 +1,7 @@
 #include "topo/exchange.h"
 
+#include "util/agree.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -7,34 +9,6 @@ struct wire_err {
     int cls;
     char msg[TIO_ERRMSG_MAX];
 };
-
-/* Take root's error as ours, prefixed with root's rank. */
-static void adopt(struct tio_err *err, const struct wire_err *w, int root)
-{
-    char pre[32];
-    snprintf(pre, sizeof pre, "rank %d: ", root);
-    size_t pl = strlen(pre);
-    err->cls = w->cls;
-    memcpy(err->msg, pre, pl);
-    snprintf(err->msg + pl, sizeof err->msg - pl, "%s", w->msg);
-}
-
-int topo_share_error(MPI_Comm comm, int root, struct tio_err *err)
-{
-    int rank;
-    struct wire_err w;
-    PMPI_Comm_rank(comm, &rank);
-    if (rank == root) {
-        w.cls = err->cls;
-        snprintf(w.msg, sizeof w.msg, "%s", err->msg);
-    }
-    if (PMPI_Bcast(&w, (int)sizeof w, MPI_BYTE, root, comm) != MPI_SUCCESS) {
-        tio_err_clear(err);
-        return tio_err_set(err, TIO_E_OTHER, "MPI_Bcast failed while sharing an error");
-    }
-    adopt(err, &w, root);
-    return err->cls;
-}
 
 int topo_allgather(MPI_Comm comm, const int *mine, int n, int *all, struct tio_err *err)
 {
@@ -57,21 +31,7 @@ int topo_allgather(MPI_Comm comm, const int *mine, int n, int *all, struct tio_e
     }
     if (root < 0)
         return TIO_OK;
-    return topo_share_error(comm, root, err);
-}
-
-int topo_agree(MPI_Comm comm, struct tio_err *err)
-{
-    int rank, size;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Comm_size(comm, &size);
-    /* size - rank is largest for the lowest failing rank. */
-    int v = err->cls != TIO_OK ? size - rank : 0;
-    if (PMPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return tio_err_set(err, TIO_E_OTHER, "MPI_Allreduce failed while agreeing on errors");
-    if (v == 0)
-        return TIO_OK;
-    return topo_share_error(comm, size - v, err);
+    return tio_share_error(comm, root, err);
 }
 
 int topo_bcast(MPI_Comm comm, int root, int *vals, int n, struct tio_err *err)
@@ -93,6 +53,6 @@ int topo_bcast(MPI_Comm comm, int root, int *vals, int n, struct tio_err *err)
     memcpy(vals, m.v, (size_t)n * sizeof *vals);
     if (m.e.cls == TIO_OK)
         return TIO_OK;
-    adopt(err, &m.e, root);
+    tio_err_adopt(err, m.e.cls, m.e.msg, root);
     return err->cls;
 }

@@ -1,4 +1,5 @@
-/* The collective steps of discovery, each carrying errors along: a step where one process
+/* The collective steps of discovery, each carrying errors along (util/agree.h for the
+ * agreement on errors alone): a step where one process
  * failed fails on every process with the same error (that of the lowest failing rank,
  * prefixed "rank R: "), so that no process waits in a later collective for one that gave
  * up, and every process reports the real reason. */
@@ -14,12 +15,6 @@
  * cannot fail on one process only. Returns TIO_OK, or the agreed error class with err set
  * on every process (all[] is filled all the same). */
 int topo_allgather(MPI_Comm comm, const int *mine, int n, int *all, struct tio_err *err);
-
-/* Every process knows that root failed: root's error goes to all. */
-int topo_share_error(MPI_Comm comm, int root, struct tio_err *err);
-
-/* Agreement on errors alone. */
-int topo_agree(MPI_Comm comm, struct tio_err *err);
 
 /* root's n ints (n <= 8) and root's error go to every process. An error of another process
  * is not looked at: only root acted. */

@@ -8,6 +8,7 @@
 #include "topo/exchange.h"
 #include "topo/probe.h"
 #include "topo/split_type.h"
+#include "util/agree.h"
 #include "util/error_mpi.h"
 #include "util/log.h"
 
@@ -114,7 +115,7 @@ static int split(MPI_Comm comm, const char *dirname, int key, MPI_Info info,
     if (res.probe[0])
         topo_probe_remove(c.dir, res.probe, &res.mine, &rm);
     if (err.cls != TIO_OK) {
-        if (topo_agree(comm, &rm) != TIO_OK && c.rank == 0)
+        if (tio_agree(comm, &rm, NULL, 0) != TIO_OK && c.rank == 0)
             tio_log(TIO_LOG_ERROR, "%s (while failing with: %s)", rm.msg, err.msg);
         goto fail;
     }
@@ -131,7 +132,7 @@ static int split(MPI_Comm comm, const char *dirname, int key, MPI_Info info,
     if (first_failed) {
         if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL)
             PMPI_Comm_free(newcomm);
-        topo_share_error(comm, c.size - first_failed, &rm);
+        tio_share_error(comm, c.size - first_failed, &rm);
         err = rm;
         goto fail;
     }

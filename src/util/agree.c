@@ -19,19 +19,34 @@ int tio_agree(MPI_Comm comm, struct tio_err *err, int *flags, int n)
         flags[i] = v[i + 1];
     if (v[0] == 0)
         return TIO_OK;
-    int root = size - v[0];
+    return tio_share_error(comm, size - v[0], err);
+}
+
+void tio_err_adopt(struct tio_err *err, int cls, const char *msg, int root)
+{
+    char pre[32];
+    snprintf(pre, sizeof pre, "rank %d: ", root);
+    size_t pl = strlen(pre);
+    err->cls = cls;
+    memmove(err->msg + pl, msg, sizeof err->msg - pl - 1);
+    memcpy(err->msg, pre, pl);
+    err->msg[sizeof err->msg - 1] = 0;
+}
+
+int tio_share_error(MPI_Comm comm, int root, struct tio_err *err)
+{
+    int rank;
+    PMPI_Comm_rank(comm, &rank);
     struct { int cls; char msg[TIO_ERRMSG_MAX]; } m;
+    memset(&m, 0, sizeof m);
     if (rank == root) {
         m.cls = err->cls;
         snprintf(m.msg, sizeof m.msg, "%s", err->msg);
     }
-    PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, root, comm);
-    err->cls = m.cls;
-    char pre[32];
-    snprintf(pre, sizeof pre, "rank %d: ", root);
-    size_t pl = strlen(pre);
-    memmove(err->msg + pl, m.msg, sizeof err->msg - pl - 1);
-    memcpy(err->msg, pre, pl);
-    err->msg[sizeof err->msg - 1] = 0;
+    if (PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, root, comm) != MPI_SUCCESS) {
+        tio_err_clear(err);
+        return tio_err_set(err, TIO_E_OTHER, "MPI_Bcast failed while sharing an error");
+    }
+    tio_err_adopt(err, m.cls, m.msg, root);
     return err->cls;
 }

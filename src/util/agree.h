@@ -13,4 +13,10 @@
  * lowest such rank in err (prefixed with that rank) and TIO error class is returned. */
 int tio_agree(MPI_Comm comm, struct tio_err *err, int *flags, int n);
 
+/* Every process of comm gets root's error (root knows it failed; the others know that it
+ * did), prefixed "rank R: ". Returns its class. */
+int tio_share_error(MPI_Comm comm, int root, struct tio_err *err);
+/* Take the error (cls, msg) of process root as ours, prefixed "rank R: ". */
+void tio_err_adopt(struct tio_err *err, int cls, const char *msg, int root);
+
 #endif
