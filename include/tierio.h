@@ -6,6 +6,7 @@
 #include "tierio/version.h"
 #include "tierio/hints.h"
 #include "tierio/win.h"
+#include "tierio/ckpt.h"
 #include "tierio/topo.h"
 #include "tierio/tier.h"
 #include "tierio/net.h"

@@ -1,0 +1,310 @@
+/* tio_ckpt_open, tio_ckpt_close, tio_ckpt_status and tio_ckpt_restart's entry: the
+ * handle's life, its configuration keys, and the storage neighbourhoods. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ckpt/handle.h"
+#include "tierio/topo.h"
+#include "util/error_mpi.h"
+#include "util/hints.h"
+#include "util/log.h"
+#include "util/agree.h"
+
+#define KEY_PREFIX "tierio_ckpt_"
+
+int tio_ckpt_raise(struct tio_ckpt *ck, const struct tio_err *err)
+{
+    return tio_err_raise_comm(ck->comm, err);
+}
+
+/* Value of key (*flag 0 when absent). A value of len bytes or more is an error. */
+static int get_key(MPI_Info info, const char *key, char *val, int len, int *flag,
+                   struct tio_err *err)
+{
+    int vlen = 0;
+    *flag = 0;
+    MPI_Info_get_valuelen(info, key, &vlen, flag);
+    if (!*flag)
+        return TIO_OK;
+    if (vlen >= len)
+        return tio_err_set(err, TIO_E_INFO_VALUE, "%s: value is longer than %d bytes", key,
+                           len - 1);
+    MPI_Info_get(info, key, len - 1, val, flag);
+    return TIO_OK;
+}
+
+static int parse_int_key(MPI_Info info, const char *key, int lo, int hi, int *out,
+                         struct tio_err *err)
+{
+    char v[64];
+    int flag;
+    if (get_key(info, key, v, sizeof v, &flag, err) || !flag)
+        return err->cls;
+    uint64_t u;
+    if (tio_parse_u64(v, &u) || u < (uint64_t)lo || u > (uint64_t)hi)
+        return tio_err_set(err, TIO_E_INFO_VALUE, "%s=\"%s\": expected an integer in %d..%d",
+                           key, v, lo, hi);
+    *out = (int)u;
+    return TIO_OK;
+}
+
+static int check_dir(const char *key, const char *dir, struct tio_err *err)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return tio_err_errno(err, errno, "%s=\"%s\"", key, dir);
+    if (!S_ISDIR(st.st_mode))
+        return tio_err_set(err, TIO_E_NOENT, "%s=\"%s\" is not a directory", key, dir);
+    return TIO_OK;
+}
+
+static int parse_config(MPI_Info info, struct tio_ckpt_config *c, struct tio_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->keep = 2;
+    c->drain_every = 1;
+    int have_drain = 0, flag;
+    char v[64];
+    if (info == MPI_INFO_NULL)
+        return tio_err_set(err, TIO_E_INFO_KEY, "info must give " TIO_CKPT_LOCAL_DIR " or "
+                           TIO_CKPT_GLOBAL_DIR " (or both)");
+    /* A key with our prefix that we do not know is a typo: say so. */
+    int nkeys = 0;
+    MPI_Info_get_nkeys(info, &nkeys);
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1];
+        MPI_Info_get_nthkey(info, i, key);
+        static const char *const known[] = {TIO_CKPT_LOCAL_DIR, TIO_CKPT_GLOBAL_DIR,
+                                            TIO_CKPT_PARTNER, TIO_CKPT_KEEP, TIO_CKPT_DRAIN,
+                                            TIO_CKPT_DRAIN_EVERY};
+        int ok = strncmp(key, KEY_PREFIX, strlen(KEY_PREFIX)) != 0;
+        for (size_t k = 0; k < sizeof known / sizeof *known && !ok; k++)
+            ok = !strcmp(key, known[k]);
+        if (!ok)
+            return tio_err_set(err, TIO_E_INFO_KEY, "unknown info key \"%s\" (the "
+                               KEY_PREFIX "* keys are in tierio/ckpt.h)", key);
+    }
+    if (get_key(info, TIO_CKPT_LOCAL_DIR, c->local, PATH_MAX - 256, &flag, err) ||
+        get_key(info, TIO_CKPT_GLOBAL_DIR, c->global, PATH_MAX - 256, &flag, err))
+        return err->cls;
+    if (!c->local[0] && !c->global[0])
+        return tio_err_set(err, TIO_E_INFO_KEY, "info must give " TIO_CKPT_LOCAL_DIR " or "
+                           TIO_CKPT_GLOBAL_DIR " (or both)");
+    if (get_key(info, TIO_CKPT_PARTNER, v, sizeof v, &flag, err))
+        return err->cls;
+    if (flag && tio_parse_bool(v, &c->partner))
+        return tio_err_set(err, TIO_E_INFO_VALUE, TIO_CKPT_PARTNER "=\"%s\": expected true "
+                           "or false", v);
+    if (parse_int_key(info, TIO_CKPT_KEEP, 1, 1000000, &c->keep, err) ||
+        parse_int_key(info, TIO_CKPT_DRAIN_EVERY, 1, 1000000000, &c->drain_every, err) ||
+        get_key(info, TIO_CKPT_DRAIN, v, sizeof v, &have_drain, err))
+        return err->cls;
+    c->drain = c->local[0] && c->global[0] ? TIO_DRAIN_ASYNC : TIO_DRAIN_NONE;
+    if (have_drain) {
+        if (!strcmp(v, "async"))
+            c->drain = TIO_DRAIN_ASYNC;
+        else if (!strcmp(v, "sync"))
+            c->drain = TIO_DRAIN_SYNC;
+        else if (!strcmp(v, "none"))
+            c->drain = TIO_DRAIN_NONE;
+        else
+            return tio_err_set(err, TIO_E_INFO_VALUE, TIO_CKPT_DRAIN "=\"%s\": expected "
+                               "async, sync or none", v);
+        if (c->drain != TIO_DRAIN_NONE && !(c->local[0] && c->global[0]))
+            return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_DRAIN "=%s needs both "
+                               TIO_CKPT_LOCAL_DIR " and " TIO_CKPT_GLOBAL_DIR, v);
+    }
+    if (c->partner && !c->local[0])
+        return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_PARTNER "=true needs "
+                           TIO_CKPT_LOCAL_DIR);
+    if (c->local[0] && check_dir(TIO_CKPT_LOCAL_DIR, c->local, err))
+        return err->cls;
+    if (c->global[0] && check_dir(TIO_CKPT_GLOBAL_DIR, c->global, err))
+        return err->cls;
+    return TIO_OK;
+}
+
+/* Every process must have asked for the same thing: compare with rank 0's. */
+static void check_same(MPI_Comm comm, const char *name, const struct tio_ckpt_config *c,
+                       struct tio_err *err)
+{
+    static char mine[2 * PATH_MAX + 256], root[sizeof mine];
+    snprintf(mine, sizeof mine, "name=%s local=%s global=%s partner=%d keep=%d drain=%d "
+             "every=%d", name, c->local, c->global, c->partner, c->keep, (int)c->drain,
+             c->drain_every);
+    memcpy(root, mine, sizeof root);
+    MPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, comm);
+    if (strcmp(mine, root))
+        tio_err_set(err, TIO_E_ARG, "the processes passed different checkpoint names or "
+                    "info values (this one: %.180s; rank 0: %.180s)", mine, root);
+}
+
+static void free_handle(struct tio_ckpt *ck)
+{
+    if (!ck)
+        return;
+    if (ck->nbhd != MPI_COMM_NULL)
+        MPI_Comm_free(&ck->nbhd);
+    if (ck->drain_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&ck->drain_comm);
+    if (ck->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&ck->comm);
+    free(ck->senders);
+    free(ck->files);
+    tio_manifest_free(&ck->man);
+    free(ck);
+}
+
+int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ckpt)
+{
+    struct tio_err err;
+    tio_err_clear(&err);
+    if (comm == MPI_COMM_NULL) {
+        tio_err_set(&err, TIO_E_ARG, "tio_ckpt_open: comm is MPI_COMM_NULL");
+        return tio_err_raise_comm(MPI_COMM_WORLD, &err);
+    }
+    struct tio_ckpt *ck = calloc(1, sizeof *ck);
+    if (ck)
+        ck->comm = ck->nbhd = ck->drain_comm = MPI_COMM_NULL;
+    if (!ckpt)
+        tio_err_set(&err, TIO_E_ARG, "tio_ckpt_open: ckpt must not be NULL");
+    else if (!ck)
+        tio_err_set(&err, TIO_E_NOMEM, "tio_ckpt_open: out of memory");
+    else {
+        *ckpt = NULL;
+        ck->partner = -1;
+        ck->last_version = ck->local_complete = ck->global_complete = -1;
+        MPI_Comm_rank(comm, &ck->rank);
+        MPI_Comm_size(comm, &ck->size);
+        if (tio_ckpt_check_name(name, "tio_ckpt_open: name", &err) == TIO_OK) {
+            tio_ckpt_copy_name(ck->name, name);
+            parse_config(info, &ck->cfg, &err);
+        }
+    }
+    if (tio_agree(comm, &err, NULL, 0) == TIO_OK)
+        check_same(comm, ck->name, &ck->cfg, &err);
+    if (tio_agree(comm, &err, NULL, 0) != TIO_OK) {
+        free_handle(ck);
+        return tio_err_raise_comm(comm, &err);
+    }
+
+    MPI_Comm_dup(comm, &ck->comm);
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    ck->thread_multiple = provided == MPI_THREAD_MULTIPLE;
+    if (ck->thread_multiple && ck->cfg.drain != TIO_DRAIN_NONE)
+        MPI_Comm_dup(comm, &ck->drain_comm);
+    if (ck->cfg.local[0])
+        tio_ckpt_set_path(ck->local_set, sizeof ck->local_set, ck->cfg.local, ck->name);
+    if (ck->cfg.global[0])
+        tio_ckpt_set_path(ck->global_set, sizeof ck->global_set, ck->cfg.global, ck->name);
+
+    if (ck->cfg.local[0]) {
+        /* The storage neighbourhoods: who writes a node's manifest, where partners go. */
+        int rc = tio_comm_split_neighborhood(ck->comm, ck->cfg.local, ck->rank, MPI_INFO_NULL,
+                                             &ck->nbhd);
+        if (rc != MPI_SUCCESS) {
+            char s[MPI_MAX_ERROR_STRING];
+            int l = 0;
+            MPI_Error_string(rc, s, &l);
+            tio_err_set(&err, TIO_E_OTHER, "splitting by " TIO_CKPT_LOCAL_DIR "=\"%s\" failed: "
+                        "%s", ck->cfg.local, s);
+        } else if (ck->nbhd == MPI_COMM_NULL) {
+            tio_err_set(&err, TIO_E_NOENT, TIO_CKPT_LOCAL_DIR "=\"%s\": this process cannot "
+                        "use the directory", ck->cfg.local);
+        } else {
+            MPI_Comm_rank(ck->nbhd, &ck->nbhd_rank);
+        }
+        if (tio_agree(ck->comm, &err, NULL, 0) == TIO_OK && ck->cfg.partner)
+            tio_partner_setup(ck, &err);
+    }
+    if (err.cls == TIO_OK && ck->cfg.local[0])
+        tio_ckpt_mkdirs(ck->local_set, &err);
+    if (err.cls == TIO_OK && ck->cfg.global[0])
+        tio_ckpt_mkdirs(ck->global_set, &err);
+    if (tio_agree(ck->comm, &err, NULL, 0) != TIO_OK) {
+        free_handle(ck);
+        return tio_err_raise_comm(comm, &err);
+    }
+    if (ck->cfg.partner)
+        TIO_DEBUG("checkpoint \"%s\": partner copies go to rank %d; %d process(es) send "
+                  "theirs here", ck->name, ck->partner, ck->nsenders);
+    *ckpt = ck;
+    return MPI_SUCCESS;
+}
+
+int tio_ckpt_status(tio_ckpt_t ck, long long *local_version, long long *global_version)
+{
+    if (!ck) {
+        struct tio_err err;
+        tio_err_clear(&err);
+        tio_err_set(&err, TIO_E_ARG, "tio_ckpt_status: ckpt is NULL");
+        return tio_err_raise_comm(MPI_COMM_WORLD, &err);
+    }
+    tio_drain_poll(ck);
+    if (local_version)
+        *local_version = ck->local_complete;
+    if (global_version)
+        *global_version = ck->global_complete;
+    return MPI_SUCCESS;
+}
+
+int tio_ckpt_restart(tio_ckpt_t ck, long long *version, int *level)
+{
+    struct tio_err err;
+    tio_err_clear(&err);
+    if (!ck) {
+        tio_err_set(&err, TIO_E_ARG, "tio_ckpt_restart: ckpt is NULL");
+        return tio_err_raise_comm(MPI_COMM_WORLD, &err);
+    }
+    if (!version || !level)
+        tio_err_set(&err, TIO_E_ARG, "tio_ckpt_restart: version and level must not be NULL");
+    else if (ck->last_version >= 0)
+        tio_err_set(&err, TIO_E_ARG, "tio_ckpt_restart: checkpoint \"%s\" has already begun "
+                    "or restarted version %lld; restart comes first", ck->name,
+                    ck->last_version);
+    if (tio_agree(ck->comm, &err, NULL, 0) == TIO_OK)
+        tio_ckpt_do_restart(ck, version, level, &err);
+    return tio_ckpt_raise(ck, &err);
+}
+
+int tio_ckpt_close(tio_ckpt_t *ckpt)
+{
+    struct tio_err err;
+    tio_err_clear(&err);
+    if (!ckpt || !*ckpt) {
+        tio_err_set(&err, TIO_E_ARG, "tio_ckpt_close: ckpt is NULL");
+        return tio_err_raise_comm(MPI_COMM_WORLD, &err);
+    }
+    struct tio_ckpt *ck = *ckpt;
+    tio_drain_settle(ck);
+    if (ck->phase == TIO_PHASE_WRITING) {
+        /* Uncommitted: every process has stopped writing once all are here. */
+        struct tio_err rerr;
+        tio_err_clear(&rerr);
+        MPI_Barrier(ck->comm);
+        if (ck->cfg.local[0] && ck->nbhd_rank == 0)
+            tio_ckpt_remove_version(ck->local_set, ck->version, &rerr);
+        if (!ck->cfg.local[0] && ck->rank == 0)
+            tio_ckpt_remove_version(ck->global_set, ck->version, &rerr);
+        if (rerr.cls)
+            TIO_WARN("checkpoint \"%s\": removing uncommitted version %lld: %s", ck->name,
+                     ck->version, rerr.msg);
+    }
+    err = ck->drain_err;
+    /* Raise through a communicator that outlives the handle, with the same handler. */
+    MPI_Comm user = MPI_COMM_NULL;
+    if (err.cls != TIO_OK)
+        MPI_Comm_dup(ck->comm, &user);
+    free_handle(ck);
+    *ckpt = NULL;
+    int code = MPI_SUCCESS;
+    if (user != MPI_COMM_NULL) {
+        code = tio_err_raise_comm(user, &err);
+        MPI_Comm_free(&user);
+    }
+    return code;
+}
