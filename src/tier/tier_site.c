@@ -300,7 +300,7 @@ static int add_hops(struct parser *p, int io, const char *v)
                           : "hops = \"%s\": want two host names and a hop count", v);
     if (strlen(a) >= TIO_SITE_HOST_MAX || (!io && strlen(b) >= TIO_SITE_HOST_MAX))
         return PERR(p, "host name longer than %d bytes", TIO_SITE_HOST_MAX - 1);
-    int hops;
+    int hops = 0; /* set by value_hops on success; GCC -O3 cannot tell */
     if (value_hops(p, io ? "io_hops" : "hops", h, &hops))
         return p->err->cls;
     if (!io && !strcmp(a, b))
