@@ -111,6 +111,14 @@ void tio_um_fault(struct tio_umap *m, char *addr, int write, int wp, struct tio_
     size_t over = tio_memnode_charge(tio_um_memnode(), span);
     if (over) tio_um_evict(m, i, over);
 
+    /* The state first, then the pages: the faulting thread need not wait for our wake (it
+     * retries as soon as the page is there), so a store can complete, and a umsync that
+     * follows it begin, before this handler gets further. Seeing the new state, that umsync
+     * waits for our lock and then writes the segment. */
+    if (write)
+        mark_dirty(m, i);
+    else
+        atomic_store(&s->state, TIO_SEG_CLEAN);
     int rc;
     for (int attempt = 0; (rc = load(m, i, sa, span, write, st)) != 0; attempt++) {
         if (attempt == 4) break;
@@ -122,18 +130,15 @@ void tio_um_fault(struct tio_umap *m, char *addr, int write, int wp, struct tio_
          * SIGBUS rather than reading wrong data. */
         tio_log(TIO_LOG_ERROR, "ummap: cannot load segment %zu (file offset %lld): %s",
                 i, (long long)tio_um_file_off(m, tio_um_seg_lo(m, i)), strerror(rc));
+        if (write)
+            atomic_fetch_sub(&m->dirty, tio_um_seg_len(m, i));
+        atomic_store(&s->state, TIO_SEG_ABSENT);
         tio_memnode_release(tio_um_memnode(), span);
         tio_segunlock(&s->lock);
         raise(SIGBUS);
         return;
     }
-    if (write) {
-        mark_dirty(m, i);
-        atomic_fetch_add(&m->st.write_faults, 1);
-    } else {
-        atomic_store(&s->state, TIO_SEG_CLEAN);
-        atomic_fetch_add(&m->st.read_faults, 1);
-    }
+    atomic_fetch_add(write ? &m->st.write_faults : &m->st.read_faults, 1);
     atomic_fetch_add(&m->resident, span);
     tio_um_queue_push(m, i);
     tio_uffd_wake(sa, span);

@@ -422,7 +422,9 @@ static void bulk_check(void)
     RC(umsync(p, 0), 0);
     RC(tio_ummap_stats(p, &b), 0);
     if (b.seg_writes - a.seg_writes != 2)
-        FAIL("two dirty segments: %" PRIu64 " segment writes", b.seg_writes - a.seg_writes);
+        FAIL("two dirty segments: %" PRIu64 " segment writes (%" PRIu64 " evictions, %" PRIu64
+             " write faults, %" PRIu64 " before)", b.seg_writes - a.seg_writes,
+             b.evictions, b.write_faults, a.seg_writes);
     if (b.write_ops - a.write_ops != (C->bulk ? 1u : 2u))
         FAIL("two contiguous dirty segments, %s sync: %" PRIu64 " write calls, expected %d",
              C->bulk ? "bulk" : "individual", b.write_ops - a.write_ops, C->bulk ? 1 : 2);
