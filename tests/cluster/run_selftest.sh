@@ -2,7 +2,8 @@
 # Self-test of tools/cluster/tio-cluster: builds cluster_selftest.c with mpicc.openmpi and
 # mpicc.mpich, runs it on 3 emulated nodes x 2 ranks with `tio-cluster run` for each MPI
 # (and once through up / mpirun / down), and checks that every cluster left nothing
-# behind: no holder processes, mounts, netns, cgroups, state or PFS dirs.
+# behind: no holder processes, reaper, cgroups, state or PFS dirs. It looks for its own
+# clusters' traces by cluster ID: other clusters running meanwhile do not count.
 # Exit 0 on success, 77 if the machine cannot emulate a cluster, 1 on failure.
 # Needs root. Prints the measured up+job+down times.
 set -euo pipefail
@@ -14,23 +15,29 @@ trap 'rm -rf "$tmp"' EXIT
 
 fail() { echo "run_selftest: FAIL: $*" >&2; exit 1; }
 
-# Everything a cluster could leave behind, one item per line.  Compared before and after,
-# so that clusters that other users of the machine have running do not count.
+# Everything the cluster named $TIO_CLUSTER_ID could leave behind, one item per line:
+# holders (their environment names the cluster), its reaper, cgroups and default PFS dir.
+# Other clusters on the machine (other tests, other users) do not count.
 leftovers() {
+  local id=$TIO_CLUSTER_ID pid
   {
-    ps -eo pid=,args= | awk '$2 == "sleep" && $3 == "infinity" { print "holder", $1 }
-                             /tio-cluster _reaper/ && !/awk/ { print "reaper", $1 }'
-    find /sys/fs/cgroup -name 'tierio-*' -type d -prune 2>/dev/null | sed 's/^/cgroup /'
-    mount | grep tierio | sed 's/^/mount /' || true
-    ip netns list | sed 's/^/netns /'
-    ls -d /tmp/tio-cluster.* /tmp/tierio-pfs.* 2>/dev/null | sed 's/^/dir /' || true
+    for pid in $(pgrep -x sleep || true); do
+      { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qx "TIO_CLUSTER_ID=$id" &&
+        echo "holder $pid"
+    done
+    pgrep -af "tio-cluster _reaper .* $id\$" | sed 's/^/reaper /' || true
+    find /sys/fs/cgroup -name "tierio-$id" -type d -prune 2>/dev/null | sed 's/^/cgroup /'
+    ls -d /tmp/tierio-pfs."$id".* 2>/dev/null | sed 's/^/dir /' || true
   } | sort
 }
 
+# A fresh cluster ID for the next cluster.
+new_id() { TIO_CLUSTER_ID=$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n'); export TIO_CLUSTER_ID; }
+
 check_clean() {
-  local what=$1 new
-  new=$(comm -13 "$tmp/before" <(leftovers))
-  [[ -z $new ]] || fail "$what left behind:"$'\n'"$new"
+  local what=$1 left
+  left=$(leftovers)
+  [[ -z $left ]] || fail "$what (cluster $TIO_CLUSTER_ID) left behind:"$'\n'"$left"
   [[ ! -e $tmp/state ]] || fail "$what left its state dir $tmp/state"
 }
 
@@ -42,7 +49,6 @@ gcc -shared -fPIC -o "$tmp/preload.so" "$here/selftest_preload.c"
 export TIERIO_SELFTEST_TOKEN="token with spaces $$"
 export TIERIO_SELFTEST_PRELOAD=1
 
-leftovers >"$tmp/before"
 ran=0
 for mpi in openmpi mpich; do
   if ! command -v "mpicc.$mpi" >/dev/null || ! command -v "mpiexec.$mpi" >/dev/null; then
@@ -58,6 +64,7 @@ for mpi in openmpi mpich; do
   fi
   t0=$(now)
   rc=0
+  new_id
   LD_PRELOAD=$tmp/preload.so "$tool" run --nodes 3 --mpi "$mpi" --np 6 --ppn 2 \
     --state "$tmp/state" "${pfs_opt[@]}" --timing -- \
     "$tmp/selftest.$mpi" 2 "$TIERIO_SELFTEST_TOKEN" || rc=$?
@@ -76,6 +83,7 @@ done
 
 # The step-by-step interface: one cluster, both MPIs, exec, down.
 t0=$(now)
+new_id
 "$tool" up --nodes 3 --state "$tmp/state" >/dev/null
 export TIO_CLUSTER_STATE=$tmp/state
 [[ $("$tool" exec node2 hostname) == node2 ]] || fail "exec node2 hostname"
