@@ -10,5 +10,6 @@
 #include "tierio/topo.h"
 #include "tierio/tier.h"
 #include "tierio/net.h"
+#include "tierio/agg.h"
 
 #endif

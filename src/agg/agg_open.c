@@ -1,0 +1,388 @@
+/* tio_agg_open and tio_agg_close, and the placement of the aggregators. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agg/handle.h"
+#include "agg/mpierr.h"
+#include "tierio/net.h"
+#include "util/error_mpi.h"
+#include "util/log.h"
+#include "util/agree.h"
+
+#define SUPPORTED_MODES (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR | \
+                         MPI_MODE_CREATE | MPI_MODE_EXCL)
+
+int tio_agg_raise(struct tio_agg *a, const struct tio_err *err)
+{
+    return tio_err_raise_comm(a ? a->comm : MPI_COMM_SELF, err);
+}
+
+static int check_amode(int amode, int *oflags, struct tio_err *err)
+{
+    int access = (amode & MPI_MODE_RDONLY ? 1 : 0) + (amode & MPI_MODE_WRONLY ? 1 : 0) +
+                 (amode & MPI_MODE_RDWR ? 1 : 0);
+    if (access != 1)
+        return tio_err_set(err, TIO_E_ARG, "tio_agg_open: amode 0x%x must have exactly one "
+                           "of MPI_MODE_RDONLY, MPI_MODE_WRONLY, MPI_MODE_RDWR", amode);
+    if (amode & ~SUPPORTED_MODES)
+        return tio_err_set(err, TIO_E_ARG, "tio_agg_open: amode 0x%x: only MPI_MODE_RDONLY, "
+                           "WRONLY, RDWR, CREATE and EXCL are supported", amode);
+    if ((amode & MPI_MODE_RDONLY) && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL)))
+        return tio_err_set(err, TIO_E_ARG, "tio_agg_open: amode 0x%x: MPI_MODE_CREATE and "
+                           "MPI_MODE_EXCL need write access", amode);
+    *oflags = amode & MPI_MODE_RDONLY ? O_RDONLY : amode & MPI_MODE_WRONLY ? O_WRONLY : O_RDWR;
+    return TIO_OK;
+}
+
+/* Rank 0 opens (and with MPI_MODE_CREATE creates) the shared file or the manifest, so that
+ * access errors show at open; returns the file system's block size in *blk and, for a
+ * manifest, its content in *text. */
+static void probe_target(struct tio_agg *a, int *created, int64_t *blk, char **text,
+                         struct tio_err *err)
+{
+    int flags = a->oflags;
+    if (a->amode & MPI_MODE_CREATE)
+        flags |= O_CREAT;
+    if (a->amode & MPI_MODE_EXCL)
+        flags |= O_EXCL;
+    struct stat st;
+    int existed = stat(a->path, &st) == 0;
+    int fd = open(a->path, flags | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        tio_err_errno(err, errno, "tio_agg_open: \"%s\"", a->path);
+        return;
+    }
+    *created = !existed;
+    if (fstat(fd, &st) == 0)
+        *blk = st.st_blksize > 0 ? st.st_blksize : 4096;
+    close(fd);
+    /* A manifest is read whatever the access mode: writes add to what it lists. */
+    if (a->set.target != TIO_AGG_TARGET_FILE && (fd = open(a->path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        if (fstat(fd, &st) == 0 && st.st_size > 0) {
+            *text = malloc((size_t)st.st_size + 1);
+            if (!*text)
+                tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
+            else if (!tio_agg_pread_all(fd, *text, st.st_size, 0, a->path, err))
+                (*text)[st.st_size] = 0;
+        }
+        close(fd);
+    }
+}
+
+/* Which node each process is on, without the tiers handle: MPI's shared-memory domains,
+ * numbered in the order of their lowest ranks (as the tier layer numbers them). */
+static void find_nodes(struct tio_agg *a)
+{
+    int leader = a->rank;
+    /* Kept: the DRAM buffers are shared memory of the same nodes. */
+    PMPI_Comm_split_type(a->icomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &a->node_comm);
+    PMPI_Bcast(&leader, 1, MPI_INT, 0, a->node_comm);
+    PMPI_Allgather(&leader, 1, MPI_INT, a->node_of, 1, MPI_INT, a->icomm);
+    /* node_of holds leaders: renumber them 0, 1, ... in rank order. */
+    a->nnodes = 0;
+    for (int r = 0; r < a->size; r++) {
+        if (a->node_of[r] == r)
+            a->node_of[r] = -(++a->nnodes); /* a new node, marked */
+        else
+            a->node_of[r] = a->node_of[a->node_of[r]];
+    }
+    for (int r = 0; r < a->size; r++)
+        a->node_of[r] = -a->node_of[r] - 1;
+}
+
+static void release(struct tio_agg *a)
+{
+    for (int i = 0; i < a->naccess; i++)
+        tio_agg_access_free(&a->access[i]);
+    free(a->access);
+    if (a->have_scratch)
+        tio_agg_access_free(&a->scratch);
+    free(a->scratch_key);
+    free(a->route_asks);
+    free(a->route_pieces);
+    free(a->gather_counts);
+    free(a->gather_displs);
+    free(a->gather_first);
+    if (a->have_manifest)
+        tio_agg_manifest_free(&a->manifest);
+    free(a->place.rank);
+    free(a->place.tier);
+    free(a->place.cost);
+    free(a->node_of);
+    free(a->group_of);
+    free(a->gworld);
+    free(a->gnode_of);
+    free(a->file_of_group);
+    free(a->journal.ext);
+    free(a->xch);
+    if (a->gcomm != MPI_COMM_NULL && a->gcomm != a->icomm)
+        PMPI_Comm_free(&a->gcomm);
+    if (a->node_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&a->node_comm);
+    if (a->tiers)
+        tio_tiers_close(&a->tiers);
+    if (a->icomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&a->icomm);
+    if (a->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&a->comm);
+    free(a);
+}
+
+int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct tio_err *err)
+{
+    int nd = a->strategy->domains(a);
+    a->place.ndomains = nd;
+    a->place.rank = calloc((size_t)nd, sizeof *a->place.rank);
+    a->place.tier = calloc((size_t)nd, sizeof *a->place.tier);
+    a->place.cost = calloc((size_t)nd, sizeof *a->place.cost);
+    if (!a->place.rank || !a->place.tier || !a->place.cost)
+        tio_err_set(err, TIO_E_NOMEM, "aggregator placement: out of memory");
+    if (err->cls == TIO_OK)
+        a->strategy->place(a, first ? &first->plan : NULL, first ? first->gpieces : NULL,
+                           first ? first->ngpieces : 0, &a->place, err);
+    if (tio_agree(a->gcomm, err, NULL, 0))
+        return err->cls;
+    a->my_domain = -1;
+    for (int d = 0; d < nd; d++)
+        if (a->place.rank[d] == a->grank)
+            a->my_domain = d;
+    if (tio_agg_buffers_alloc(&a->bufs, a->tiers, a->gcomm, a->node_comm, nd, a->place.rank,
+                              (const char(*)[TIO_TIER_NAME_MAX])a->place.tier,
+                              (int64_t)a->set.buffer_size, a->set.buffer_count, err))
+        return err->cls; /* agreed by the tier layer */
+    if (a->my_domain >= 0) {
+        if (a->set.target == TIO_AGG_TARGET_FILE)
+            tio_agg_driver_file(&a->drv, a->path, a->oflags, err);
+        else if (!tio_agg_driver_subfile(&a->drv, &a->manifest, a->data_dir, a->oflags, err))
+            snprintf(a->drv.path, sizeof a->drv.path, "%s", a->path);
+        a->drv_open = err->cls == TIO_OK;
+        if (a->drv_open && tio_agg_io_start(&a->io, a->set.buffer_count, err)) {
+            a->drv.ops->close(&a->drv);
+            a->drv_open = 0;
+        }
+    }
+    if (tio_agree(a->gcomm, err, NULL, 0)) {
+        if (a->io)
+            tio_agg_io_stop(a->io);
+        a->io = NULL;
+        if (a->drv_open)
+            a->drv.ops->close(&a->drv);
+        a->drv_open = 0;
+        struct tio_err ignore = {0};
+        tio_agg_buffers_free(&a->bufs, &ignore);
+        return err->cls;
+    }
+    a->placed = 1;
+    if (tio_log_enabled(TIO_LOG_INFO) && a->grank == 0)
+        for (int d = 0; d < nd; d++)
+            TIO_INFO("aggregation: group %d, domain %d -> rank %d, tier %s (cost %g s)",
+                     a->group, d, a->gworld[a->place.rank[d]], a->place.tier[d],
+                     a->place.cost[d]);
+    return TIO_OK;
+}
+
+static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info,
+                       struct tio_agg **out, int *created, struct tio_err *err)
+{
+    struct tio_agg *a = calloc(1, sizeof *a);
+    if (!a)
+        return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
+    a->comm = a->icomm = a->gcomm = a->node_comm = MPI_COMM_NULL;
+    a->my_domain = -1;
+    PMPI_Comm_dup(comm, &a->comm);
+    PMPI_Comm_dup(comm, &a->icomm);
+    PMPI_Comm_set_errhandler(a->icomm, MPI_ERRORS_RETURN);
+    PMPI_Comm_rank(comm, &a->rank);
+    PMPI_Comm_size(comm, &a->size);
+    a->amode = amode;
+    *out = a;
+
+    if (!path)
+        tio_err_set(err, TIO_E_ARG, "tio_agg_open: path is NULL");
+    else if (strlen(path) >= sizeof a->path - 16)
+        tio_err_set(err, TIO_E_ARG, "tio_agg_open: path \"%.64s...\" is too long", path);
+    else
+        snprintf(a->path, sizeof a->path, "%s", path);
+    if (err->cls == TIO_OK)
+        check_amode(amode, &a->oflags, err);
+    if (err->cls == TIO_OK && tio_agg_settings_from(&a->set, info, err) == TIO_OK) {
+        a->strategy = tio_agg_strategy_find(a->set.strategy);
+        if (!a->strategy)
+            tio_err_set(err, TIO_E_INFO_VALUE, "%s (or TIERIO_AGG_STRATEGY) = \"%s\": no "
+                        "such strategy (there are %s)", TIO_AGG_HINT_STRATEGY,
+                        a->set.strategy, tio_agg_strategy_names());
+    }
+    /* Every process must ask for the same thing. */
+    struct tio_agg_settings root = a->set;
+    PMPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, a->icomm);
+    if (err->cls == TIO_OK && memcmp(&root, &a->set, sizeof root) != 0)
+        tio_err_set(err, TIO_E_INFO_VALUE, "tio_agg_open: the aggregation settings of this "
+                    "process differ from rank 0's (info and environment must agree)");
+    /* The tiers handle (hwloc, the site file) costs most of an open: only when something
+     * needs it. Plain DRAM without a site file needs only the nodes. (Agreed with the
+     * errors: one collective.) */
+    int need_tiers[1] = {err->cls == TIO_OK &&
+                         (strcmp(a->strategy->name, "default") != 0 ||
+                          (a->set.tier[0] && strcmp(a->set.tier, "dram") != 0) ||
+                          a->set.target == TIO_AGG_TARGET_NODE_LOCAL ||
+                          (getenv("TIERIO_SITE") && *getenv("TIERIO_SITE")))};
+    if (tio_agree(a->icomm, err, need_tiers, 1))
+        return err->cls;
+    if (need_tiers[0]) {
+        int rc = tio_tiers_open(a->icomm, NULL, &a->tiers);
+        if (rc != MPI_SUCCESS) {
+            a->tiers = NULL;
+            return tio_agg_err_from_mpi(rc, err, "tio_agg_open: discovering the tiers");
+        }
+        tio_net_nodes(a->tiers, &a->nnodes);
+    }
+    a->node_of = malloc(sizeof *a->node_of * (size_t)a->size);
+    a->gather_counts = malloc(sizeof(int) * (size_t)a->size);
+    a->gather_displs = malloc(sizeof(int) * (size_t)a->size);
+    a->gather_first = malloc(sizeof(int64_t) * 3 * (size_t)a->size);
+    if (!a->node_of || !a->gather_counts || !a->gather_displs || !a->gather_first)
+        tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
+    if (a->tiers)
+        for (int r = 0; a->node_of && r < a->size; r++)
+            tio_net_node(a->tiers, r, &a->node_of[r], NULL, 1);
+    else if (a->node_of)
+        find_nodes(a);
+    if (err->cls == TIO_OK && tio_agg_make_groups(a, err) == TIO_OK &&
+        a->set.target != TIO_AGG_TARGET_FILE)
+        tio_agg_data_dir(a, err);
+    if (tio_agree(a->icomm, err, NULL, 0))
+        return err->cls;
+
+    int64_t blk = 4096;
+    char *text = NULL;
+    if (a->rank == 0)
+        probe_target(a, created, &blk, &text, err);
+    /* Rank 0's answers travel with the agreement (the others give 0). */
+    int flags[2] = {*created, a->rank == 0 ? (int)(blk < INT_MAX ? blk : 4096) : 0};
+    tio_agree(a->icomm, err, flags, 2);
+    *created = flags[0];
+    blk = flags[1];
+    if (err->cls != TIO_OK) {
+        free(text);
+        return err->cls;
+    }
+    a->align = a->set.align ? (int64_t)a->set.align : blk;
+    if ((uint64_t)a->align > a->set.buffer_size)
+        a->align = (int64_t)a->set.buffer_size;
+    if (a->set.target != TIO_AGG_TARGET_FILE) {
+        tio_agg_load_manifest(a, text, err);
+        if (a->rank == 0)
+            free(text);
+        if (err->cls == TIO_OK)
+            tio_agg_group_files(a, err);
+        if (tio_agree(a->icomm, err, NULL, 0))
+            return err->cls;
+    } else {
+        free(text);
+    }
+    if (!a->strategy->needs_access)
+        return tio_agg_place(a, NULL, err);
+    return TIO_OK;
+}
+
+int tio_agg_open_err(MPI_Comm comm, const char *path, int amode, MPI_Info info,
+                     struct tio_agg **out, struct tio_err *err)
+{
+    struct tio_agg *a = NULL;
+    int created = 0;
+    *out = NULL;
+    if (open_handle(comm, path, amode, info, &a, &created, err) == TIO_OK) {
+        *out = a;
+        return TIO_OK;
+    }
+    /* Agreed failure: undo everything, including a file this call created. */
+    if (a && a->rank == 0 && created)
+        unlink(a->path);
+    if (a)
+        release(a);
+    return err->cls;
+}
+
+int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_agg_t *agg)
+{
+    struct tio_err err = {0};
+    if (!agg || comm == MPI_COMM_NULL) {
+        tio_err_set(&err, TIO_E_ARG, "tio_agg_open: %s", !agg ? "agg is NULL"
+                                                            : "comm is MPI_COMM_NULL");
+        return tio_err_raise_comm(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, &err);
+    }
+    if (tio_agg_open_err(comm, path, amode, info, agg, &err))
+        return tio_err_raise_comm(comm, &err);
+    return MPI_SUCCESS;
+}
+
+int tio_agg_do_sync(struct tio_agg *a, struct tio_err *err)
+{
+    /* Subfiles, node-local: the groups' extents first, so that the writer has the whole
+     * manifest while the aggregators make their data durable. */
+    if (a->set.target != TIO_AGG_TARGET_FILE && a->wrote)
+        tio_agg_exchange(a, err);
+    /* The last process writes it: with one aggregator per node (the lowest process) it is
+     * not an aggregator when its node has two processes, so the manifest's fdatasync runs
+     * beside the data's. */
+    if (a->set.target != TIO_AGG_TARGET_FILE && a->manifest.dirty && a->oflags != O_RDONLY) {
+        if (a->rank == a->size - 1 && err->cls == TIO_OK)
+            tio_agg_save_manifest(a, err);
+        a->manifest.dirty = 0;
+    }
+    if (a->drv_open)
+        a->drv.ops->sync(&a->drv, err);
+    return tio_agree(a->icomm, err, NULL, 0);
+}
+
+int tio_agg_sync(tio_agg_t a)
+{
+    struct tio_err err = {0};
+    if (!a) {
+        tio_err_set(&err, TIO_E_ARG, "tio_agg_sync: agg is NULL");
+        return tio_agg_raise(NULL, &err);
+    }
+    if (tio_agg_do_sync(a, &err))
+        return tio_agg_raise(a, &err);
+    return MPI_SUCCESS;
+}
+
+int tio_agg_close_err(struct tio_agg *a, struct tio_err *err)
+{
+    tio_agg_do_sync(a, err);
+    if (a->io)
+        tio_agg_io_stop(a->io);
+    if (a->drv_open)
+        a->drv.ops->close(&a->drv);
+    if (a->placed)
+        tio_agg_buffers_free(&a->bufs, err);
+    tio_agree(a->icomm, err, NULL, 0);
+    release(a);
+    return err->cls;
+}
+
+int tio_agg_close(tio_agg_t *agg)
+{
+    struct tio_err err = {0};
+    if (!agg || !*agg) {
+        tio_err_set(&err, TIO_E_ARG, "tio_agg_close: no handle (NULL)");
+        return tio_agg_raise(NULL, &err);
+    }
+    struct tio_agg *a = *agg;
+    *agg = NULL;
+    /* The error handler outlives the handle. */
+    MPI_Comm comm;
+    PMPI_Comm_dup(a->comm, &comm);
+    int rc = MPI_SUCCESS;
+    if (tio_agg_close_err(a, &err))
+        rc = tio_err_raise_comm(comm, &err);
+    PMPI_Comm_free(&comm);
+    return rc;
+}

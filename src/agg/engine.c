@@ -1,0 +1,176 @@
+/* The two phases of an access, pipelined over the aggregators' buffers (seed 002 §3.3,
+ * Algorithm 1 for reads; writes are its mirror).
+ *
+ * Write, round r (slot r % N of every aggregator): every process Puts its round-r bytes
+ * and flushes; the synchronisation that closes the round tells the aggregators their slot
+ * is complete; each hands it to its I/O thread and the next round is Put into the next
+ * slot meanwhile. Before a slot is filled again its previous write must be done: an
+ * aggregator waits for it before the synchronisation that opens that round.
+ *
+ * Read: aggregators read rounds 0..N-1 ahead; round r's synchronisation says slot r % N is
+ * full (and that everyone is done with round r-1's slot, which is then refilled with round
+ * r-1+N while the processes Get round r).
+ *
+ * A call costs one synchronisation per round plus a final agreement (two for an access
+ * that fits in one round). The first synchronisation also checks that every process works
+ * on the same access.
+ *
+ * Rounds hold no data of their own beyond the buffers: memory stays N x buffer size per
+ * aggregator whatever the access size. Errors do not break the lockstep: a process that
+ * failed keeps taking part in the barriers without moving data, and the final agreement
+ * reports the lowest failing rank's error everywhere. */
+#include <stdlib.h>
+
+#include "agg/handle.h"
+#include "util/log.h"
+#include "util/agree.h"
+
+/* The covered runs of window w (a growing array kept by the caller). */
+static size_t runs_of(const struct tio_agg_plan *p, const struct tio_agg_window *w,
+                      struct tio_agg_run **runs, size_t *cap, struct tio_err *err)
+{
+    size_t n = tio_agg_plan_runs(p, w, *runs, *cap);
+    if (n > *cap) {
+        struct tio_agg_run *r = realloc(*runs, sizeof *r * n);
+        if (!r) {
+            tio_err_set(err, TIO_E_NOMEM, "aggregation: out of memory");
+            return 0;
+        }
+        *runs = r;
+        *cap = n;
+        tio_agg_plan_runs(p, w, *runs, *cap);
+    }
+    return n;
+}
+
+/* Round r's slot. Calls start one slot further than the last round of the previous call
+ * ended: that slot may still be read by processes that left the previous read, and is
+ * only reused after the first synchronisation of the new call. */
+static int slot_of(const struct tio_agg *a, int r)
+{
+    return (a->slot_base + r) % a->set.buffer_count;
+}
+
+/* This process's moves of round r (from index m, sorted by round then domain): one
+ * operation per aggregator. Returns the index after them. */
+static size_t transfer(struct tio_agg *a, const struct tio_agg_move *mv, size_t n, size_t m,
+                       int r, int get, char *mem, struct tio_err *err)
+{
+    while (m < n && mv[m].round == r) {
+        size_t k = m;
+        while (k < n && mv[k].round == r && mv[k].domain == mv[m].domain)
+            k++;
+        if (err->cls == TIO_OK)
+            tio_agg_buffers_move(&a->bufs, get, mv + m, k - m, slot_of(a, r), mem, err);
+        m = k;
+    }
+    return m;
+}
+
+/* The aggregator's I/O of round r of its domain (nothing when it has fewer rounds). */
+static void io_round(struct tio_agg *a, const struct tio_agg_plan *p, int r, int writing,
+                     int inline_, struct tio_agg_run **runs, size_t *cap, struct tio_err *err)
+{
+    const struct tio_agg_window *w = tio_agg_plan_window(p, a->my_domain, r);
+    if (!w || err->cls != TIO_OK)
+        return;
+    size_t n = runs_of(p, w, runs, cap, err);
+    if (err->cls != TIO_OK)
+        return;
+    int slot = slot_of(a, r);
+    tio_agg_io_submit(a->io, slot, writing, &a->drv, tio_agg_buffers_slot(&a->bufs, slot),
+                      w->lo, *runs, n, inline_, err);
+}
+
+/* The synchronisation that closes a round (seed 002's Fence): an allreduce that also
+ * carries every process's error so far and the access it works on, so that a failure or
+ * a mismatch stops every process at the same round. Returns nonzero to stop; err then
+ * holds the lowest failing rank's error, or the mismatch. */
+static int round_sync(struct tio_agg *a, int id, struct tio_err *err)
+{
+    int flags[2] = {id, -id};
+    if (tio_agree(a->gcomm, err, flags, 2))
+        return 1;
+    if (flags[0] != -flags[1])
+        return tio_err_set(err, TIO_E_ARG, "the processes pass different accesses (ids %d to "
+                           "%d); every process passes the same", -flags[1], flags[0]);
+    return 0;
+}
+
+int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const void *buf,
+                      struct tio_err *err)
+{
+    const struct tio_agg_plan *p = &x->plan;
+    const char *src = buf;
+    int nslots = a->set.buffer_count, agg = a->my_domain >= 0, stop = 0;
+    int rounds = p->nrounds > 0 ? p->nrounds : 1;
+    struct tio_agg_run *runs = NULL;
+    size_t cap = 0, m = 0;
+    int done = 0;
+    for (int r = 0; r < rounds && !stop; r++, done++) {
+        m = transfer(a, x->moves, x->nmoves, m, r, 0, (char *)src, err);
+        tio_agg_buffers_flush(&a->bufs, err);
+        /* Round r+1 goes into the slot round r+1-N left: its write must be done. */
+        if (agg && r + 1 >= nslots && r + 1 < p->nrounds)
+            tio_agg_io_wait(a->io, slot_of(a, r + 1), err);
+        stop = round_sync(a, id, err);
+        /* The first synchronisation said that everybody writes this access: now it may
+         * have its place in the manifest (which the I/O phase reads). */
+        if (r == 0 && !stop && a->set.target != TIO_AGG_TARGET_FILE)
+            tio_agg_place_extents(a, p, err);
+        if (agg && !stop) {
+            tio_agg_buffers_sync(&a->bufs, err);
+            io_round(a, p, r, 1, r == p->nrounds - 1, &runs, &cap, err);
+        }
+    }
+    if (agg)
+        tio_agg_io_wait_all(a->io, err);
+    free(runs);
+    a->slot_base = slot_of(a, done); /* the same everywhere: all stop at one round */
+    if (stop)
+        return err->cls; /* agreed already */
+    return tio_agree(a->gcomm, err, NULL, 0);
+}
+
+int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
+                     struct tio_err *err)
+{
+    const struct tio_agg_plan *p = &x->plan;
+    const struct tio_agg_move *moves = x->moves;
+    size_t nmoves = x->nmoves;
+    char *dst = buf;
+    int nslots = a->set.buffer_count, agg = a->my_domain >= 0, stop = 0;
+    int rounds = p->nrounds > 0 ? p->nrounds : 1;
+    struct tio_agg_run *runs = NULL;
+    size_t cap = 0, m = 0;
+    /* Ahead: rounds 0..N-2 now; round N-1 would use the slot the previous call ended in. */
+    if (agg && err->cls == TIO_OK)
+        for (int r = 0; r < nslots - 1 && r < p->nrounds; r++)
+            io_round(a, p, r, 0, r == 0, &runs, &cap, err);
+    int done = 0;
+    for (int r = 0; r < rounds && !stop; r++, done++) {
+        if (agg) {
+            tio_agg_io_wait(a->io, slot_of(a, r), err);
+            tio_agg_buffers_sync(&a->bufs, err);
+        }
+        stop = round_sync(a, id, err);
+        if (stop)
+            break;
+        /* Everybody is done with round r-1's slot: round r+N-1 goes there. */
+        if (agg && r + nslots - 1 < p->nrounds)
+            io_round(a, p, r + nslots - 1, 0, 0, &runs, &cap, err);
+        m = transfer(a, moves, nmoves, m, r, 1, dst, err);
+        tio_agg_buffers_flush(&a->bufs, err);
+    }
+    if (agg)
+        tio_agg_io_wait_all(a->io, err);
+    free(runs);
+    a->slot_base = slot_of(a, done + stop); /* the rounds every process started */
+    if (stop)
+        return err->cls;
+    /* The reads of the file were agreed on round by round; this last agreement covers the
+     * Gets, and keeps every aggregator in MPI until they are served: one-sided components
+     * without a progress thread (Open MPI's osc pt2pt, between nodes) serve a Get only
+     * while its target is inside an MPI call. */
+    return tio_agree(a->gcomm, err, NULL, 0);
+}

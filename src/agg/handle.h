@@ -1,0 +1,147 @@
+/* An aggregation handle (include/tierio/agg.h) and what its files share. */
+#ifndef TIO_AGG_HANDLE_H
+#define TIO_AGG_HANDLE_H
+
+#include <limits.h>
+#include <mpi.h>
+
+#include "agg/buffers.h"
+#include "agg/driver.h"
+#include "agg/iothread.h"
+#include "agg/manifest.h"
+#include "agg/plan.h"
+#include "agg/settings.h"
+#include "agg/strategy.h"
+#include "tierio/agg.h"
+#include "tierio/tier.h"
+
+/* One declared access: the plan of this process's group, and this process's part. */
+struct tio_agg_access {
+    struct tio_agg_plan plan;         /* the group's domains and rounds */
+    struct tio_agg_move *moves;       /* this process's transfers */
+    size_t nmoves;
+    int64_t mine;                     /* bytes of this process's buffer */
+    struct tio_agg_piece *pieces;     /* every process's, ranks in icomm */
+    size_t npieces;
+    struct tio_agg_piece *gpieces;    /* the group's, ranks in gcomm (== pieces when the
+                                         group is everybody) */
+    size_t ngpieces;
+};
+
+/* The manifest entries a group made since the groups last exchanged theirs. */
+struct tio_agg_journal {
+    size_t n, cap;
+    struct tio_agg_extent *ext;
+};
+
+struct tio_agg {
+    MPI_Comm comm;                    /* dup of the caller's: its error handler reports */
+    MPI_Comm icomm;                   /* dup with MPI_ERRORS_RETURN for the calls inside */
+    int rank, size;
+    char path[PATH_MAX];
+    int amode, oflags;                /* MPI amode; O_RDONLY / O_WRONLY / O_RDWR */
+    struct tio_agg_settings set;
+    const struct tio_agg_strategy *strategy;
+    tio_tiers_t tiers;
+    int nnodes;
+    int *node_of;                     /* rank -> node index */
+    MPI_Comm node_comm;               /* this node's processes, when found without the
+                                         tiers handle (else MPI_COMM_NULL) */
+    int64_t align;                    /* domain alignment in effect */
+
+    /* The group this process aggregates in: everybody for the target `file`; for
+     * subfiles and node-local storage, the processes of the nodes sharing one data file.
+     * Each group has its own aggregators, buffers and synchronisations; groups meet at
+     * tio_agg_sync and close, and before reading what was written. */
+    MPI_Comm gcomm;                   /* icomm, or the group's (errors return) */
+    int grank, gsize;
+    int group, ngroups;
+    int *group_of;                    /* rank -> group */
+    int *gworld;                      /* group rank -> rank */
+    int gnnodes;
+    int *gnode_of;                    /* group rank -> node index within the group */
+    int *file_of_group;               /* group -> data file index of the manifest */
+
+    /* The placement in this group: aggregator and tier of every domain. */
+    int placed;
+    struct tio_agg_placement place;   /* ranks are group ranks */
+    int my_domain;                    /* -1 when this process does not aggregate */
+    struct tio_agg_buffers bufs;
+    struct tio_agg_io *io;            /* aggregators: the I/O thread */
+    int slot_base;                    /* the slot of the next call's first round */
+    struct tio_agg_driver drv;        /* aggregators: the target */
+    int drv_open;
+
+    /* subfiles / node-local */
+    struct tio_agg_manifest manifest;
+    int have_manifest;
+    struct tio_agg_journal journal;   /* this group's new extents */
+    int wrote;                        /* written since the groups last exchanged */
+    int64_t *xch;                     /* the exchange's gather buffer */
+    char data_dir[PATH_MAX];          /* where this process's data files are */
+
+    int naccess, cap_access;
+    struct tio_agg_access *access;
+    struct tio_agg_access scratch;    /* the MPI-IO route's last access */
+    int have_scratch;
+    struct tio_agg_piece *scratch_key;/* the pieces it was made from */
+    size_t scratch_n;
+
+    long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
+    void *route_asks;                 /* MPI-IO route: what every process asks, per call */
+    struct tio_agg_piece *route_pieces; /* ... and its pieces */
+    int *gather_counts, *gather_displs; /* declarations: per process */
+    int64_t *gather_first;            /* ... 3 per process: count, first piece */
+};
+
+/* targets.c: the groups (collective over icomm), this process's data directory, the
+ * manifest read at open (rank 0 read text; collective), each group's data file, and the
+ * manifest written to the file. Errors in err. */
+int tio_agg_make_groups(struct tio_agg *a, struct tio_err *err);
+int tio_agg_find_target_tier(const struct tio_agg *a, struct tio_tier_info *t);
+void tio_agg_data_dir(struct tio_agg *a, struct tio_err *err);
+void tio_agg_load_manifest(struct tio_agg *a, char *text, struct tio_err *err);
+int tio_agg_group_files(struct tio_agg *a, struct tio_err *err);
+void tio_agg_save_manifest(struct tio_agg *a, struct tio_err *err);
+
+/* tio_agg_open / tio_agg_close without raising: the error (agreed) in err. */
+int tio_agg_open_err(MPI_Comm comm, const char *path, int amode, MPI_Info info,
+                     struct tio_agg **out, struct tio_err *err);
+int tio_agg_close_err(struct tio_agg *a, struct tio_err *err);
+
+/* Raise err through the handle's communicator (MPI_COMM_SELF without a handle). */
+int tio_agg_raise(struct tio_agg *a, const struct tio_err *err);
+
+/* Choose the aggregators of this process's group (the strategy), allocate their buffers,
+ * open the target, start the I/O thread. Collective over the group; first: the first
+ * access (NULL at open). */
+int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct tio_err *err);
+
+/* Compute an access from every process's pieces (pieces[], ranks in icomm, in rank
+ * order, with mem offsets; taken over). Local: every process of a group gets the same
+ * plan. */
+int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
+                        struct tio_agg_piece *pieces, size_t n, struct tio_err *err);
+void tio_agg_access_free(struct tio_agg_access *x);
+
+/* Subfiles and node-local: the groups exchange the extents they placed since the last
+ * exchange, so that every process has the same manifest again. Collective over icomm. */
+int tio_agg_exchange(struct tio_agg *a, struct tio_err *err);
+
+/* Subfiles and node-local: record in the manifest (and the journal) where each domain of
+ * plan p goes: the group's data file. Every process of the group does it alike, before
+ * the I/O phase of a write. */
+int tio_agg_place_extents(struct tio_agg *a, const struct tio_agg_plan *p, struct tio_err *err);
+
+/* The two phases of one access (engine.c). Collective; errors agreed; err may hold a
+ * local error already (it stops every process at the first round). id: the same on
+ * every process, checked. */
+int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const void *buf,
+                      struct tio_err *err);
+int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
+                     struct tio_err *err);
+
+/* Durable: the aggregators' files and the manifest. Collective; errors agreed. */
+int tio_agg_do_sync(struct tio_agg *a, struct tio_err *err);
+
+#endif

@@ -1,0 +1,385 @@
+/* The MPI-IO route (include/tierio/agg.h): MPI_File_open gives a file an aggregation
+ * handle when asked (info tierio_agg=enable, or TIERIO_AGG=1); its collective calls on
+ * contiguous data go through the engine, everything else to the MPI library. The decision
+ * is collective: every call starts with one allgather of each process's (offset, size,
+ * eligible), so all processes take the same path. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agg/handle.h"
+#include "util/error_mpi.h"
+#include "util/log.h"
+#include "util/agree.h"
+
+/* Routed files: a small table (files are few) under a lock, for MPI_THREAD_MULTIPLE. */
+struct route {
+    MPI_File fh;
+    struct tio_agg *agg;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct route *routes;
+static int nroutes, cap_routes;
+
+static struct tio_agg *find(MPI_File fh)
+{
+    struct tio_agg *a = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nroutes && !a; i++)
+        if (routes[i].fh == fh)
+            a = routes[i].agg;
+    pthread_mutex_unlock(&lock);
+    return a;
+}
+
+static int add(MPI_File fh, struct tio_agg *a)
+{
+    int ok = 1;
+    pthread_mutex_lock(&lock);
+    if (nroutes == cap_routes) {
+        int cap = cap_routes ? 2 * cap_routes : 8;
+        struct route *r = realloc(routes, sizeof *r * (size_t)cap);
+        if (r)
+            routes = r, cap_routes = cap;
+        else
+            ok = 0;
+    }
+    if (ok)
+        routes[nroutes++] = (struct route){fh, a};
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+static struct tio_agg *take(MPI_File fh)
+{
+    struct tio_agg *a = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nroutes && !a; i++)
+        if (routes[i].fh == fh) {
+            a = routes[i].agg;
+            routes[i] = routes[--nroutes];
+        }
+    pthread_mutex_unlock(&lock);
+    return a;
+}
+
+/* What one process brings to a call. */
+struct ask {
+    int64_t off, len;
+    int64_t ok;       /* this process can go through the engine */
+    int64_t fsize;    /* rank 0, reads: the file's size */
+};
+
+static int raise_file(MPI_File fh, const struct tio_err *err)
+{
+    int code = tio_err_mpi_code(err);
+    PMPI_File_call_errhandler(fh, code);
+    return code;
+}
+
+int tio_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                  MPI_File *fh)
+{
+    struct tio_err err = {0};
+    int size, rank, on = 0, existed = 1;
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &rank);
+    tio_agg_enabled_by(info, &on, &err);
+    /* A file MPI creates for a handle we then fail to make is removed again. */
+    struct stat st;
+    if ((amode & MPI_MODE_CREATE) && rank == 0 && filename)
+        existed = stat(filename, &st) == 0;
+    int rc = PMPI_File_open(comm, filename, amode, info, fh);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Every process must ask alike; one process alone gains nothing from aggregation. */
+    int v[2] = {on, -on};
+    if (tio_agree(comm, &err, v, 2) == TIO_OK && v[0] != -v[1])
+        tio_err_set(&err, TIO_E_INFO_VALUE, "%s: aggregation is enabled on some processes "
+                    "only (info %s or TIERIO_AGG)", filename, TIO_AGG_HINT_ENABLE);
+    if (err.cls == TIO_OK && (!v[0] || size == 1))
+        return MPI_SUCCESS;
+    if (err.cls == TIO_OK && (amode & MPI_MODE_SEQUENTIAL)) {
+        TIO_INFO("%s: MPI_MODE_SEQUENTIAL: not routed through the aggregation engine",
+                 filename);
+        return MPI_SUCCESS;
+    }
+    struct tio_agg_settings set;
+    if (err.cls == TIO_OK && tio_agg_settings_from(&set, info, &err) == TIO_OK &&
+        set.target != TIO_AGG_TARGET_FILE)
+        tio_err_set(&err, TIO_E_INFO_VALUE, "%s = %s: MPI_File_open routes to the one file "
+                    "it opens; subfiles and node-local targets are for tio_agg_open",
+                    TIO_AGG_HINT_TARGET, tio_agg_target_name(set.target));
+    struct tio_agg *a = NULL;
+    if (tio_agree(comm, &err, NULL, 0) == TIO_OK) {
+        /* The file exists now (MPI made it): the engine opens it as it is. */
+        int access = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
+        tio_agg_open_err(comm, filename, access, info, &a, &err);
+    }
+    if (err.cls == TIO_OK &&
+        (!(a->route_asks = malloc(sizeof(struct ask) * (size_t)size)) ||
+         !(a->route_pieces = malloc(sizeof *a->route_pieces * (size_t)size)) ||
+         !(a->scratch_key = malloc(sizeof *a->scratch_key * (size_t)size)) || !add(*fh, a)))
+        tio_err_set(&err, TIO_E_NOMEM, "%s: out of memory", filename);
+    if (tio_agree(comm, &err, NULL, 0) != TIO_OK) {
+        if (a && find(*fh) == a)
+            take(*fh);
+        if (a) {
+            struct tio_err ignore = {0};
+            tio_agg_close_err(a, &ignore);
+        }
+        PMPI_File_close(fh);
+        if (!existed)
+            unlink(filename);
+        return raise_file(MPI_FILE_NULL, &err);
+    }
+    return MPI_SUCCESS;
+}
+
+int tio_file_close(MPI_File *fh)
+{
+    struct tio_agg *a = fh ? take(*fh) : NULL;
+    if (!a)
+        return PMPI_File_close(fh);
+    struct tio_err err = {0};
+    int code = MPI_SUCCESS;
+    if (tio_agg_close_err(a, &err))
+        code = raise_file(*fh, &err);
+    int rc = PMPI_File_close(fh);
+    return code != MPI_SUCCESS ? code : rc;
+}
+
+int tio_file_sync(MPI_File fh)
+{
+    struct tio_agg *a = find(fh);
+    if (!a)
+        return PMPI_File_sync(fh);
+    struct tio_err err = {0};
+    if (tio_agg_do_sync(a, &err))
+        return raise_file(fh, &err);
+    return PMPI_File_sync(fh);
+}
+
+int tio_file_get_info(MPI_File fh, MPI_Info *info_used)
+{
+    int rc = PMPI_File_get_info(fh, info_used);
+    struct tio_agg *a = find(fh);
+    if (rc != MPI_SUCCESS || !a)
+        return rc;
+    MPI_Info ours;
+    if (tio_agg_get_info(a, &ours) != MPI_SUCCESS)
+        return rc;
+    int n = 0;
+    PMPI_Info_get_nkeys(ours, &n);
+    for (int i = 0; i < n; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        PMPI_Info_get_nthkey(ours, i, key);
+        PMPI_Info_get(ours, key, MPI_MAX_INFO_VAL, val, &flag);
+        if (flag)
+            PMPI_Info_set(*info_used, key, val);
+    }
+    PMPI_Info_set(*info_used, TIO_AGG_HINT_ENABLE, "enable");
+    PMPI_Info_free(&ours);
+    return rc;
+}
+
+/* ---- the collective calls ---------------------------------------------------------- */
+
+/* A datatype whose count elements are one block of bytes. */
+static int contiguous(MPI_Datatype t, int count, MPI_Count *bytes)
+{
+    int size;
+    MPI_Aint lb, ext, tlb, text;
+    if (PMPI_Type_size(t, &size) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &ext) ||
+        PMPI_Type_get_true_extent(t, &tlb, &text))
+        return 0;
+    *bytes = (MPI_Count)size * count;
+    if (count == 0 || size == 0)
+        return 1;
+    return lb == 0 && tlb == 0 && ext == size && text == size;
+}
+
+static void free_type(MPI_Datatype *t)
+{
+    int ni, na, nd, combiner;
+    if (PMPI_Type_get_envelope(*t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED)
+        PMPI_Type_free(t);
+}
+
+/* Can this call go through the engine here; its byte offset and size if so. */
+static int eligible(MPI_File fh, int writing, int explicit_offset, MPI_Offset offset,
+                    int count, MPI_Datatype type, struct ask *me, MPI_Offset *pos,
+                    MPI_Offset *esize)
+{
+    MPI_Count bytes;
+    if (count < 0 || !contiguous(type, count, &bytes))
+        return 0;
+    int atomic = 1, amode = 0;
+    PMPI_File_get_atomicity(fh, &atomic);
+    PMPI_File_get_amode(fh, &amode);
+    if (atomic || (writing && (amode & MPI_MODE_RDONLY)) ||
+        (!writing && (amode & MPI_MODE_WRONLY)))
+        return 0;
+    MPI_Offset disp;
+    MPI_Datatype etype, ftype;
+    char rep[MPI_MAX_DATAREP_STRING + 1];
+    if (PMPI_File_get_view(fh, &disp, &etype, &ftype, rep) != MPI_SUCCESS)
+        return 0;
+    MPI_Count fbytes, ebytes;
+    int ok = !strcmp(rep, "native") && contiguous(ftype, 1, &fbytes) &&
+             contiguous(etype, 1, &ebytes) && ebytes > 0 && bytes % ebytes == 0;
+    free_type(&etype);
+    free_type(&ftype);
+    if (!ok)
+        return 0;
+    *esize = (MPI_Offset)ebytes;
+    if (!explicit_offset && PMPI_File_get_position(fh, &offset) != MPI_SUCCESS)
+        return 0;
+    *pos = offset;
+    MPI_Offset boff;
+    if (offset < 0 || PMPI_File_get_byte_offset(fh, offset, &boff) != MPI_SUCCESS)
+        return 0;
+    me->off = boff;
+    me->len = (int64_t)bytes;
+    return 1;
+}
+
+static struct tio_agg_access route_nothing;
+
+/* Same pieces as the route's last access: reuse its plan. */
+static int same_key(const struct tio_agg *a, const struct tio_agg_piece *p, size_t n)
+{
+    if (!a->have_scratch || a->scratch_n != n)
+        return 0;
+    for (size_t i = 0; i < n; i++) /* field by field: the struct has padding */
+        if (a->scratch_key[i].off != p[i].off || a->scratch_key[i].len != p[i].len ||
+            a->scratch_key[i].rank != p[i].rank)
+            return 0;
+    return 1;
+}
+
+/* Through the engine (1), to the MPI library (0), or an error (-1, raised). */
+static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offset,
+                 MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+                 MPI_Status *status, int *rc)
+{
+    struct ask me = {0, 0, 0, -1}, *all = a->route_asks;
+    MPI_Offset pos = 0, esize = 1;
+    me.ok = eligible(fh, writing, explicit_offset, offset, count, type, &me, &pos, &esize);
+    if (me.ok && !writing && a->rank == 0) {
+        struct stat st;
+        me.fsize = stat(a->path, &st) == 0 ? (int64_t)st.st_size : -1;
+    }
+    if (PMPI_Allgather(&me, 4, MPI_INT64_T, all, 4, MPI_INT64_T, a->icomm) != MPI_SUCCESS)
+        return 0; /* MPI's own call then decides, the same way everywhere */
+    int go = 1;
+    int64_t fsize = all[0].fsize;
+    for (int r = 0; r < a->size && go; r++)
+        go = all[r].ok && (writing || all[r].len == 0 || all[r].off + all[r].len <= fsize);
+    if (!go)
+        return 0;
+    struct tio_agg_piece *p = a->route_pieces;
+    size_t n = 0;
+    for (int r = 0; r < a->size; r++)
+        if (all[r].len > 0)
+            p[n++] = (struct tio_agg_piece){all[r].off, all[r].len, 0, r};
+    struct tio_err err = {0};
+    /* A new pattern gets a new plan (and an agreement: making it may fail); the same
+     * pattern as the last call, which every process sees alike, reuses the plan. */
+    if (!same_key(a, p, n)) {
+        if (a->have_scratch)
+            tio_agg_access_free(&a->scratch);
+        a->have_scratch = 0;
+        struct tio_agg_piece *own = malloc(sizeof *own * (n ? n : 1));
+        if (!own) {
+            tio_err_set(&err, TIO_E_NOMEM, "out of memory");
+        } else {
+            memcpy(own, p, sizeof *p * n);
+            if (tio_agg_access_make(a, &a->scratch, own, n, &err) == TIO_OK)
+                a->have_scratch = 1;
+            else
+                tio_agg_access_free(&a->scratch);
+        }
+        memcpy(a->scratch_key, p, sizeof *p * n);
+        a->scratch_n = n;
+    }
+    /* Overlapping writes have no defined result; the MPI library's is the reference.
+     * (Every process knows it alike, unless its plan failed: then the first round stops
+     * everybody.) */
+    if (writing && a->have_scratch && a->scratch.plan.overlap)
+        return 0;
+    /* The first call places the aggregators (tapioca): everybody with a plan. */
+    if (!a->placed && (tio_agree(a->icomm, &err, NULL, 0) ||
+                       tio_agg_place(a, &a->scratch, &err))) {
+        *rc = raise_file(fh, &err);
+        return -1;
+    }
+    /* A process whose plan failed works on nothing: the first round's synchronisation
+     * carries its error to everybody. */
+    struct tio_agg_access *x = a->have_scratch ? &a->scratch : &route_nothing;
+    if (writing ? tio_agg_run_write(a, x, 0, buf, &err)
+                : tio_agg_run_read(a, x, 0, buf, &err)) {
+        *rc = raise_file(fh, &err);
+        return -1;
+    }
+    a->calls++;
+    if (!explicit_offset)
+        PMPI_File_seek(fh, pos + (MPI_Offset)x->mine / esize, MPI_SEEK_SET);
+    if (status != MPI_STATUS_IGNORE)
+        PMPI_Status_set_elements(status, type, count);
+    *rc = MPI_SUCCESS;
+    return 1;
+}
+
+int tio_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype datatype, MPI_Status *status)
+{
+    struct tio_agg *a = find(fh);
+    int rc;
+    if (a && route(a, fh, 1, 1, offset, (void *)buf, count, datatype, status, &rc))
+        return rc;
+    if (a)
+        a->passed++;
+    return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+}
+
+int tio_file_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Status *status)
+{
+    struct tio_agg *a = find(fh);
+    int rc;
+    if (a && route(a, fh, 0, 1, offset, buf, count, datatype, status, &rc))
+        return rc;
+    if (a)
+        a->passed++;
+    return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
+}
+
+int tio_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status)
+{
+    struct tio_agg *a = find(fh);
+    int rc;
+    if (a && route(a, fh, 1, 0, 0, (void *)buf, count, datatype, status, &rc))
+        return rc;
+    if (a)
+        a->passed++;
+    return PMPI_File_write_all(fh, buf, count, datatype, status);
+}
+
+int tio_file_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                      MPI_Status *status)
+{
+    struct tio_agg *a = find(fh);
+    int rc;
+    if (a && route(a, fh, 0, 0, 0, buf, count, datatype, status, &rc))
+        return rc;
+    if (a)
+        a->passed++;
+    return PMPI_File_read_all(fh, buf, count, datatype, status);
+}

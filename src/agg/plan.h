@@ -1,0 +1,80 @@
+/* Domains and rounds of one access (seed 002 §3.3: the I/O scheduling computed from the
+ * declared accesses). Pure C, no MPI: every process computes the same plan from the same
+ * pieces, and the unit tests check it directly.
+ *
+ * The bytes of all pieces, merged into covered runs, are cut into one contiguous domain
+ * per aggregator holding about the same number of data bytes, with boundaries on the
+ * alignment; each domain is cut into windows of at most one buffer, which start only at
+ * covered bytes (holes cost nothing). Window i of every domain is round i. */
+#ifndef TIO_AGG_PLAN_H
+#define TIO_AGG_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* Bytes [off, off+len) of the file, at `mem` in the buffer of process `rank`. */
+struct tio_agg_piece {
+    int64_t off, len;
+    int64_t mem;
+    int rank;
+};
+
+/* One round of one domain: the file bytes [lo, hi) one buffer holds. */
+struct tio_agg_window {
+    int64_t lo, hi;
+    int domain, round;
+};
+
+struct tio_agg_run {
+    int64_t lo, hi;
+};
+
+struct tio_agg_plan {
+    int ndomains;
+    int nrounds;                    /* the most windows of any domain */
+    int64_t bytes;                  /* data bytes of all pieces */
+    int64_t lo, hi;                 /* first and last covered byte + 1 (0, 0 when empty) */
+    int overlap;                    /* some bytes are in two pieces */
+    int64_t *dom_lo, *dom_hi;       /* each domain's range (balanced plans; lo == hi when
+                                       it has no data) */
+    int64_t *dom_bytes;             /* data bytes of each domain */
+    size_t nruns;                   /* the union of the pieces, sorted */
+    struct tio_agg_run *runs;
+    size_t nwin;                    /* every window, sorted by lo */
+    struct tio_agg_window *win;
+    size_t *dom_first;              /* dom_win[dom_first[d] .. dom_first[d+1]) are the */
+    size_t *dom_win;                /* indexes in win[] of domain d's windows, by round */
+};
+
+/* Balanced plan: ndomains >= 1, buffer >= 1, align >= 1 (1 = none; windows end on it
+ * when the buffer is at least that large). pieces are not modified. */
+int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
+                      int ndomains, int64_t buffer, int64_t align, struct tio_err *err);
+
+void tio_agg_plan_free(struct tio_agg_plan *p);
+
+/* The window of round `round` of domain d, or NULL when d has fewer rounds. */
+const struct tio_agg_window *tio_agg_plan_window(const struct tio_agg_plan *p, int d,
+                                                 int round);
+
+/* One transfer between a process's buffer and an aggregator's buffer. */
+struct tio_agg_move {
+    int round, domain;
+    int64_t boff;                   /* offset in the window (the aggregation buffer) */
+    int64_t mem;                    /* offset in the process's buffer */
+    int64_t len;
+};
+
+/* The moves of pieces[0..n) (one process's), sorted by round, then domain, then boff.
+ * *out is malloc'ed (NULL when there is none). */
+int tio_agg_plan_moves(const struct tio_agg_plan *p, const struct tio_agg_piece *pieces,
+                       size_t n, struct tio_agg_move **out, size_t *nout, struct tio_err *err);
+
+/* The covered runs inside window w (what the aggregator writes or reads), at most `max`;
+ * returns how many there are (call again with a larger array when it is more). */
+size_t tio_agg_plan_runs(const struct tio_agg_plan *p, const struct tio_agg_window *w,
+                         struct tio_agg_run *out, size_t max);
+
+#endif

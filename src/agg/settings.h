@@ -1,0 +1,56 @@
+/* The settings of an aggregation handle (include/tierio/agg.h): info key, else
+ * environment variable, else default. Pure C: values come through getters, so the parser
+ * is unit-tested without MPI; settings_info.c binds it to MPI_Info and getenv. */
+#ifndef TIO_AGG_SETTINGS_H
+#define TIO_AGG_SETTINGS_H
+
+#include <stdint.h>
+
+#include "tierio/tier.h"
+#include "util/error.h"
+#include "util/hints.h"
+
+enum tio_agg_target {
+    TIO_AGG_TARGET_FILE = 0,   /* one shared file */
+    TIO_AGG_TARGET_SUBFILES,   /* path.<k>, one per `subfiling` aggregators' nodes */
+    TIO_AGG_TARGET_NODE_LOCAL  /* a file per aggregator on its node-local tier */
+};
+
+#define TIO_AGG_NAME_MAX 32
+
+struct tio_agg_settings {
+    char strategy[TIO_AGG_NAME_MAX];
+    int aggregators;                 /* 0 = one per node */
+    uint64_t buffer_size;
+    int buffer_count;
+    char tier[TIO_TIER_NAME_MAX];    /* "" = the strategy's default; "auto" */
+    enum tio_persistence persistence;
+    enum tio_agg_target target;
+    int subfiling;                   /* aggregators' nodes per subfile */
+    char target_tier[TIO_TIER_NAME_MAX]; /* node-local target; "" = the first one */
+    uint64_t align;                  /* 0 = the file system's block size */
+};
+
+#define TIO_AGG_DEFAULT_BUFFER_SIZE ((uint64_t)16 << 20)
+#define TIO_AGG_MAX_BUFFER_SIZE ((uint64_t)1 << 30)
+#define TIO_AGG_MAX_BUFFER_COUNT 64
+
+/* Parse: `info` is asked first, then `env` (with the variable's name), each returning 1 and
+ * filling val when set. Either may be NULL. Unknown strategies are checked by the caller
+ * (the strategy table), everything else here. Errors name the key or variable. */
+int tio_agg_settings_parse(struct tio_agg_settings *s, tio_hint_get_fn info, void *info_ctx,
+                           tio_hint_get_fn env, void *env_ctx, struct tio_err *err);
+
+void tio_agg_settings_default(struct tio_agg_settings *s);
+
+const char *tio_agg_target_name(enum tio_agg_target t);
+
+/* The same, from an MPI_Info (MPI_INFO_NULL: none) and the process environment. */
+#include <mpi.h>
+int tio_agg_settings_from(struct tio_agg_settings *s, MPI_Info info, struct tio_err *err);
+
+/* tierio_agg=enable|disable in info (-1 when absent; an error for another value), and
+ * TIERIO_AGG in the environment (0 or 1; an error for another value). */
+int tio_agg_enabled_by(MPI_Info info, int *enabled, struct tio_err *err);
+
+#endif

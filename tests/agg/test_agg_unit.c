@@ -1,0 +1,442 @@
+/* Unit tests of the aggregation engine's pure parts: the plan (domains, rounds, moves,
+ * runs), the manifest of subfile targets, the settings. The plan is checked by simulating
+ * a whole write with it, byte for byte: every process's bytes go through the moves into
+ * the aggregators' buffers and from there through the runs into a file image, which must
+ * equal the file written directly. */
+#include "../unit/check.h"
+
+#include <inttypes.h>
+
+#include "agg/manifest.h"
+#include "agg/plan.h"
+#include "agg/settings.h"
+
+/* A small deterministic generator. */
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static unsigned char byte_of(int rank, int64_t i)
+{
+    return (unsigned char)((rank * 131 + i * 7 + (i >> 8)) % 251 + 1);
+}
+
+/* nprocs processes; each has up to maxp pieces laid out with holes; returns pieces in rank
+ * order with their mem offsets. Non-overlapping. */
+static struct tio_agg_piece *layout(int nprocs, int maxp, int64_t maxlen, size_t *n,
+                                    int64_t *extent)
+{
+    struct tio_agg_piece *p = malloc(sizeof *p * (size_t)(nprocs * maxp + 1));
+    /* Interleave: walk the file, giving each stretch to a random process. */
+    int64_t off = (int64_t)(rnd() % 5000);
+    size_t k = 0;
+    int *count = calloc((size_t)nprocs, sizeof *count);
+    for (int i = 0; i < nprocs * maxp; i++) {
+        int r = (int)(rnd() % (uint64_t)nprocs);
+        if (count[r] == maxp)
+            continue;
+        int64_t len = (int64_t)(rnd() % (uint64_t)(maxlen + 1)); /* zero sizes too */
+        if (rnd() % 4 == 0)
+            off += (int64_t)(rnd() % 3000); /* a hole */
+        p[k++] = (struct tio_agg_piece){off, len, 0, r};
+        count[r]++;
+        off += len;
+    }
+    *extent = off;
+    /* Rank order (stable within a rank: file order), mem = back to back. */
+    struct tio_agg_piece *s = malloc(sizeof *s * (k + 1));
+    size_t m = 0;
+    for (int r = 0; r < nprocs; r++) {
+        int64_t mem = 0;
+        for (size_t i = 0; i < k; i++)
+            if (p[i].rank == r) {
+                s[m] = p[i];
+                s[m++].mem = mem;
+                mem += p[i].len;
+            }
+    }
+    free(p);
+    free(count);
+    *n = m;
+    return s;
+}
+
+/* Simulate a write with the plan and compare with the expected image. */
+static void simulate(const struct tio_agg_plan *pl, const struct tio_agg_piece *pc, size_t n,
+                     int nprocs, int64_t extent, int64_t buffer)
+{
+    unsigned char *want = calloc((size_t)extent + 1, 1), *got = calloc((size_t)extent + 1, 1);
+    unsigned char *bufs = calloc((size_t)pl->ndomains * (size_t)(pl->nrounds ? pl->nrounds : 1),
+                                 (size_t)buffer);
+    char *filled = calloc((size_t)pl->ndomains * (size_t)(pl->nrounds ? pl->nrounds : 1),
+                          (size_t)buffer);
+    CHECK(want && got && bufs && filled);
+    for (size_t i = 0; i < n; i++)
+        for (int64_t b = 0; b < pc[i].len; b++)
+            want[pc[i].off + b] = byte_of(pc[i].rank, pc[i].mem + b);
+    for (int r = 0; r < nprocs; r++) {
+        size_t first = 0, k = 0;
+        while (first < n && pc[first].rank != r)
+            first++;
+        while (first + k < n && pc[first + k].rank == r)
+            k++;
+        struct tio_agg_move *mv;
+        size_t nm;
+        struct tio_err err = {0};
+        CHECK_EQ(tio_agg_plan_moves(pl, pc + first, k, &mv, &nm, &err), TIO_OK);
+        int64_t total = 0;
+        for (size_t j = 0; j < nm; j++) {
+            CHECK(j == 0 || mv[j].round > mv[j - 1].round ||
+                  (mv[j].round == mv[j - 1].round && mv[j].domain >= mv[j - 1].domain));
+            const struct tio_agg_window *w = tio_agg_plan_window(pl, mv[j].domain, mv[j].round);
+            CHECK(w != NULL);
+            CHECK(mv[j].len > 0 && mv[j].boff >= 0 && mv[j].boff + mv[j].len <= w->hi - w->lo);
+            CHECK(w->hi - w->lo <= buffer);
+            size_t slot = ((size_t)mv[j].domain * (size_t)pl->nrounds + (size_t)mv[j].round) *
+                          (size_t)buffer;
+            for (int64_t b = 0; b < mv[j].len; b++) {
+                CHECK(!filled[slot + (size_t)(mv[j].boff + b)]); /* nobody writes it twice */
+                filled[slot + (size_t)(mv[j].boff + b)] = 1;
+                bufs[slot + (size_t)(mv[j].boff + b)] = byte_of(r, mv[j].mem + b);
+            }
+            total += mv[j].len;
+        }
+        int64_t mine = 0;
+        for (size_t j = 0; j < k; j++)
+            mine += pc[first + j].len;
+        CHECK_EQ(total, mine);
+        free(mv);
+    }
+    /* The I/O phase: each window's runs from its buffer into the file. */
+    int64_t runbytes = 0;
+    for (int d = 0; d < pl->ndomains; d++)
+        for (int r = 0; r < pl->nrounds; r++) {
+            const struct tio_agg_window *w = tio_agg_plan_window(pl, d, r);
+            if (!w)
+                continue;
+            CHECK_EQ(w->domain, d);
+            CHECK_EQ(w->round, r);
+            struct tio_agg_run runs[4096];
+            size_t nr = tio_agg_plan_runs(pl, w, runs, 4096);
+            CHECK(nr >= 1 && nr <= 4096);
+            CHECK_EQ(runs[0].lo, w->lo);         /* windows start and end on data */
+            CHECK_EQ(runs[nr - 1].hi, w->hi);
+            size_t slot = ((size_t)d * (size_t)pl->nrounds + (size_t)r) * (size_t)buffer;
+            for (size_t q = 0; q < nr; q++)
+                for (int64_t x = runs[q].lo; x < runs[q].hi; x++) {
+                    CHECK(filled[slot + (size_t)(x - w->lo)]); /* no hole is written */
+                    got[x] = bufs[slot + (size_t)(x - w->lo)];
+                    runbytes++;
+                }
+        }
+    int64_t data = 0;
+    for (size_t i = 0; i < pl->nruns; i++)
+        data += pl->runs[i].hi - pl->runs[i].lo;
+    CHECK_EQ(runbytes, data);
+    CHECK_BYTES(got, want, (size_t)extent);
+    free(want);
+    free(got);
+    free(bufs);
+    free(filled);
+}
+
+static void check_shape(const struct tio_agg_plan *pl, int64_t buffer, int64_t align)
+{
+    int maxw = 0;
+    int64_t prev_hi = -1, total = 0;
+    for (size_t w = 0; w < pl->nwin; w++) {
+        CHECK(pl->win[w].lo < pl->win[w].hi);
+        CHECK(pl->win[w].lo >= prev_hi); /* sorted, disjoint */
+        prev_hi = pl->win[w].hi;
+    }
+    for (int d = 0; d < pl->ndomains; d++) {
+        int nw = (int)(pl->dom_first[d + 1] - pl->dom_first[d]);
+        if (nw > maxw)
+            maxw = nw;
+        total += pl->dom_bytes[d];
+        if (d > 0 && pl->dom_hi[d] > pl->dom_lo[d] && pl->dom_hi[d - 1] > pl->dom_lo[d - 1])
+            CHECK(pl->dom_lo[d] >= pl->dom_hi[d - 1]); /* domains in file order */
+        /* Windows end on the alignment unless the domain or the data ends first. */
+        for (size_t k = pl->dom_first[d]; k + 1 < pl->dom_first[d + 1]; k++) {
+            const struct tio_agg_window *w = &pl->win[pl->dom_win[k]];
+            CHECK(w->hi - w->lo <= buffer);
+            if (buffer >= align && align > 1 && w->hi - w->lo == buffer)
+                CHECK(w->hi % align == 0 || w->lo % align != 0);
+        }
+    }
+    CHECK_EQ(maxw, pl->nrounds);
+    int64_t data = 0;
+    for (size_t i = 0; i < pl->nruns; i++)
+        data += pl->runs[i].hi - pl->runs[i].lo;
+    CHECK_EQ(total, data);
+    /* Balance: no domain holds more than its share plus an alignment unit and a run. */
+    if (pl->ndomains > 1 && data > 0)
+        for (int d = 0; d < pl->ndomains; d++)
+            CHECK(pl->dom_bytes[d] <= data / pl->ndomains + 2 * align + 1);
+}
+
+static void test_plan_random(void)
+{
+    CASE("plan: random layouts");
+    for (int iter = 0; iter < 300; iter++) {
+        int nprocs = 1 + (int)(rnd() % 9), maxp = 1 + (int)(rnd() % 6);
+        int64_t maxlen = (int64_t)(rnd() % 20000);
+        size_t n;
+        int64_t extent;
+        struct tio_agg_piece *pc = layout(nprocs, maxp, maxlen, &n, &extent);
+        int nd = 1 + (int)(rnd() % 5);
+        int64_t buffer = 1 + (int64_t)(rnd() % 9000);
+        int64_t aligns[] = {1, 512, 4096};
+        int64_t align = aligns[rnd() % 3];
+        if (align > buffer)
+            align = 1;
+        struct tio_agg_plan pl;
+        struct tio_err err = {0};
+        CHECK_EQ(tio_agg_plan_make(&pl, pc, n, nd, buffer, align, &err), TIO_OK);
+        CHECK_EQ(pl.overlap, 0);
+        CHECK_EQ(pl.ndomains, nd);
+        check_shape(&pl, buffer, align);
+        simulate(&pl, pc, n, nprocs, extent, buffer);
+        tio_agg_plan_free(&pl);
+        free(pc);
+    }
+}
+
+static void test_plan_cases(void)
+{
+    struct tio_err err = {0};
+    struct tio_agg_plan pl;
+
+    CASE("plan: nothing at all");
+    CHECK_EQ(tio_agg_plan_make(&pl, NULL, 0, 3, 100, 1, &err), TIO_OK);
+    CHECK_EQ(pl.nrounds, 0);
+    CHECK_EQ(pl.nwin, 0);
+    tio_agg_plan_free(&pl);
+
+    CASE("plan: fixed 100 KB per process, 4 domains, 1 MiB buffers: one round each");
+    struct tio_agg_piece p8[8];
+    for (int r = 0; r < 8; r++)
+        p8[r] = (struct tio_agg_piece){r * 102400, 102400, 0, r};
+    CHECK_EQ(tio_agg_plan_make(&pl, p8, 8, 4, 1 << 20, 4096, &err), TIO_OK);
+    CHECK_EQ(pl.nrounds, 1);
+    for (int d = 0; d < 4; d++) {
+        CHECK_EQ(pl.dom_lo[d], d * 204800);
+        CHECK_EQ(pl.dom_hi[d], (d + 1) * 204800);
+    }
+    tio_agg_plan_free(&pl);
+
+    CASE("plan: rounds of one buffer, aligned ends");
+    CHECK_EQ(tio_agg_plan_make(&pl, p8, 8, 2, 65536, 4096, &err), TIO_OK);
+    CHECK_EQ(pl.nrounds, 7); /* 409600 bytes per domain / 65536 */
+    const struct tio_agg_window *w = tio_agg_plan_window(&pl, 1, 0);
+    CHECK_EQ(w->lo, 409600);
+    CHECK_EQ(w->hi, 409600 + 65536);
+    CHECK(tio_agg_plan_window(&pl, 1, 7) == NULL);
+    tio_agg_plan_free(&pl);
+
+    CASE("plan: a hole costs no round");
+    struct tio_agg_piece h[2] = {{0, 1000, 0, 0}, {1000000000, 1000, 0, 1}};
+    CHECK_EQ(tio_agg_plan_make(&pl, h, 2, 1, 4096, 1, &err), TIO_OK);
+    CHECK_EQ(pl.nrounds, 2);
+    CHECK_EQ(pl.nwin, 2);
+    tio_agg_plan_free(&pl);
+
+    CASE("plan: overlaps are noted");
+    struct tio_agg_piece o[2] = {{0, 1000, 0, 0}, {999, 10, 0, 1}};
+    CHECK_EQ(tio_agg_plan_make(&pl, o, 2, 2, 4096, 1, &err), TIO_OK);
+    CHECK_EQ(pl.overlap, 1);
+    tio_agg_plan_free(&pl);
+    struct tio_agg_piece adj[2] = {{0, 1000, 0, 0}, {1000, 10, 0, 1}};
+    CHECK_EQ(tio_agg_plan_make(&pl, adj, 2, 2, 4096, 1, &err), TIO_OK);
+    CHECK_EQ(pl.overlap, 0);
+    CHECK_EQ(pl.nruns, 1);
+    tio_agg_plan_free(&pl);
+
+    CASE("plan: bad input");
+    struct tio_agg_piece bad[1] = {{-5, 10, 0, 3}};
+    CHECK(tio_agg_plan_make(&pl, bad, 1, 1, 100, 1, &err) == TIO_E_ARG);
+    CHECK_HAS(err.msg, "rank 3");
+    tio_err_clear(&err);
+    CHECK(tio_agg_plan_make(&pl, p8, 8, 0, 100, 1, &err) == TIO_E_ARG);
+    tio_err_clear(&err);
+
+}
+
+static void test_manifest(void)
+{
+    struct tio_err err = {0};
+    struct tio_agg_manifest m, back;
+    int64_t at;
+    const char hosts[2][TIO_AGG_HOST_MAX] = {"node0", "node1"};
+
+    CASE("manifest: place, rewrite in place, append");
+    CHECK_EQ(tio_agg_manifest_init(&m, 1, "out.dat", 2, hosts, &err), TIO_OK);
+    CHECK_EQ(tio_agg_manifest_place(&m, 0, 100, 0, &at, &err), TIO_OK);
+    CHECK_EQ(at, 0);
+    CHECK_EQ(tio_agg_manifest_place(&m, 100, 300, 1, &at, &err), TIO_OK);
+    CHECK_EQ(at, 0);
+    CHECK_EQ(tio_agg_manifest_place(&m, 300, 350, 0, &at, &err), TIO_OK);
+    CHECK_EQ(at, 100);
+    CHECK_EQ(tio_agg_manifest_place(&m, 100, 300, 1, &at, &err), TIO_OK); /* same extent */
+    CHECK_EQ(at, 0);
+    CHECK_EQ(m.files[1].size, 200);
+    CHECK_EQ(m.next, 3);
+
+    CASE("manifest: a new extent cuts the old ones it covers");
+    CHECK_EQ(tio_agg_manifest_place(&m, 50, 150, 0, &at, &err), TIO_OK);
+    CHECK_EQ(at, 150);
+    CHECK_EQ(m.next, 4);
+    const struct tio_agg_extent *e = tio_agg_manifest_find(&m, 10);
+    CHECK(e && e->lo == 0 && e->hi == 50 && e->file == 0 && e->at == 0);
+    e = tio_agg_manifest_find(&m, 149);
+    CHECK(e && e->lo == 50 && e->hi == 150 && e->at == 150);
+    e = tio_agg_manifest_find(&m, 150);
+    CHECK(e && e->lo == 150 && e->hi == 300 && e->file == 1 && e->at == 50);
+    CHECK(tio_agg_manifest_find(&m, 350) == NULL);
+    /* Splitting one extent in two. */
+    CHECK_EQ(tio_agg_manifest_place(&m, 200, 210, 0, &at, &err), TIO_OK);
+    e = tio_agg_manifest_find(&m, 199);
+    CHECK(e && e->lo == 150 && e->hi == 200 && e->at == 50);
+    e = tio_agg_manifest_find(&m, 210);
+    CHECK(e && e->lo == 210 && e->hi == 300 && e->at == 110 && e->file == 1);
+    for (size_t i = 1; i < m.next; i++)
+        CHECK(m.ext[i].lo >= m.ext[i - 1].hi);
+
+    CASE("manifest: another group's extent, at its place");
+    struct tio_agg_extent other = {400, 500, 1, 1000};
+    CHECK_EQ(tio_agg_manifest_apply(&m, &other, &err), TIO_OK);
+    CHECK_EQ(m.files[1].size, 1100);
+    e = tio_agg_manifest_find(&m, 450);
+    CHECK(e && e->file == 1 && e->at == 1000 && e->lo == 400);
+    CHECK_EQ(tio_agg_manifest_apply(&m, &other, &err), TIO_OK); /* again: nothing changes */
+    size_t before = m.next;
+    CHECK_EQ(m.next, before);
+    struct tio_agg_extent cut = {0, 20, 1, 2000}; /* over the start of [0, 50) */
+    CHECK_EQ(tio_agg_manifest_apply(&m, &cut, &err), TIO_OK);
+    e = tio_agg_manifest_find(&m, 20);
+    CHECK(e && e->lo == 20 && e->hi == 50 && e->file == 0 && e->at == 20);
+    struct tio_agg_extent bad = {0, 10, 7, 0};
+    CHECK(tio_agg_manifest_apply(&m, &bad, &err) == TIO_E_ARG);
+    tio_err_clear(&err);
+
+    CASE("manifest: text and back");
+    char *text;
+    size_t len;
+    CHECK_EQ(tio_agg_manifest_format(&m, &text, &len, &err), TIO_OK);
+    CHECK_EQ(tio_agg_manifest_parse(&back, text, "t", &err), TIO_OK);
+    CHECK_EQ(back.nfiles, 2);
+    CHECK_EQ(back.node_local, 1);
+    CHECK(!strcmp(back.files[1].host, "node1"));
+    CHECK_EQ(back.next, m.next);
+    for (size_t i = 0; i < m.next; i++) {
+        CHECK_EQ(back.ext[i].lo, m.ext[i].lo);
+        CHECK_EQ(back.ext[i].hi, m.ext[i].hi);
+        CHECK_EQ(back.ext[i].file, m.ext[i].file);
+        CHECK_EQ(back.ext[i].at, m.ext[i].at);
+    }
+    tio_agg_manifest_free(&back);
+    free(text);
+    tio_agg_manifest_free(&m);
+
+    CASE("manifest: broken text");
+    CHECK(tio_agg_manifest_parse(&back, "hello\n", "x", &err) == TIO_E_IO);
+    CHECK_HAS(err.msg, "manifest x, line 1");
+    tio_err_clear(&err);
+    CHECK(tio_agg_manifest_parse(&back, "tierio-agg-manifest 1\nbase a file\nfile 0 10 -\n"
+                                 "extent 0 20 0 0\n", "y", &err) == TIO_E_IO);
+    CHECK_HAS(err.msg, "line 4");
+    tio_err_clear(&err);
+    CHECK(tio_agg_manifest_parse(&back, "tierio-agg-manifest 1\nfile 0 10 -\n", "z", &err) ==
+          TIO_E_IO);
+    tio_err_clear(&err);
+}
+
+/* Getters over a NULL-terminated key/value list. */
+static int kv_get(void *ctx, const char *key, char *val, size_t len)
+{
+    for (const char *const *kv = ctx; kv && kv[0]; kv += 2)
+        if (!strcmp(kv[0], key)) {
+            snprintf(val, len, "%s", kv[1]);
+            return 1;
+        }
+    return 0;
+}
+
+static void test_settings(void)
+{
+    struct tio_agg_settings s;
+    struct tio_err err = {0};
+
+    CASE("settings: defaults");
+    CHECK_EQ(tio_agg_settings_parse(&s, NULL, NULL, NULL, NULL, &err), TIO_OK);
+    CHECK(!strcmp(s.strategy, "default"));
+    CHECK_EQ(s.aggregators, 0);
+    CHECK_EQ(s.buffer_size, 16 << 20);
+    CHECK_EQ(s.buffer_count, 2);
+    CHECK_EQ(s.target, TIO_AGG_TARGET_FILE);
+    CHECK_EQ(s.persistence, TIO_PERSIST_NONE);
+
+    CASE("settings: info over environment over MPI-IO aliases");
+    const char *info[] = {"tierio_agg_buffer_size", "4M", "cb_nodes", "3", "cb_buffer_size",
+                          "99", "tierio_agg_strategy", "TAPIOCA", NULL};
+    const char *env[] = {"TIERIO_AGG_BUFFER_SIZE", "1M", "TIERIO_AGG_AGGREGATORS", "5",
+                         "TIERIO_AGG_BUFFER_COUNT", "3", "TIERIO_AGG_TARGET", "subfiles",
+                         "TIERIO_AGG_SUBFILING", "2", "TIERIO_AGG_PERSISTENCE", "job", NULL};
+    CHECK_EQ(tio_agg_settings_parse(&s, kv_get, info, kv_get, env, &err), TIO_OK);
+    CHECK_EQ(s.buffer_size, 4 << 20);
+    CHECK_EQ(s.aggregators, 5);
+    CHECK_EQ(s.buffer_count, 3);
+    CHECK(!strcmp(s.strategy, "tapioca"));
+    CHECK_EQ(s.target, TIO_AGG_TARGET_SUBFILES);
+    CHECK_EQ(s.subfiling, 2);
+    CHECK_EQ(s.persistence, TIO_PERSIST_JOB);
+    const char *alias[] = {"cb_nodes", "3", "cb_buffer_size", "65536", "striping_unit",
+                           "1048576", NULL};
+    CHECK_EQ(tio_agg_settings_parse(&s, kv_get, alias, NULL, NULL, &err), TIO_OK);
+    CHECK_EQ(s.aggregators, 3);
+    CHECK_EQ(s.buffer_size, 65536);
+    CHECK_EQ(s.align, 65536); /* striping_unit beyond the buffer: the buffer */
+
+    CASE("settings: errors name the key or variable");
+    const char *bad1[] = {"tierio_agg_buffer_count", "1", NULL};
+    CHECK(tio_agg_settings_parse(&s, kv_get, bad1, NULL, NULL, &err) == TIO_E_INFO_VALUE);
+    CHECK_HAS(err.msg, "hint tierio_agg_buffer_count = \"1\"");
+    tio_err_clear(&err);
+    const char *bad2[] = {"TIERIO_AGG_BUFFER_SIZE", "lots", NULL};
+    CHECK(tio_agg_settings_parse(&s, NULL, NULL, kv_get, bad2, &err) == TIO_E_INFO_VALUE);
+    CHECK_HAS(err.msg, "environment variable TIERIO_AGG_BUFFER_SIZE");
+    tio_err_clear(&err);
+    const char *bad3[] = {"tierio_agg_target", "tape", NULL};
+    CHECK(tio_agg_settings_parse(&s, kv_get, bad3, NULL, NULL, &err) == TIO_E_INFO_VALUE);
+    CHECK_HAS(err.msg, "file, subfiles or node-local");
+    tio_err_clear(&err);
+    const char *bad4[] = {"tierio_agg_subfiling", "2", NULL};
+    CHECK(tio_agg_settings_parse(&s, kv_get, bad4, NULL, NULL, &err) == TIO_E_INFO_KEY);
+    CHECK_HAS(err.msg, "tierio_agg_target = subfiles");
+    tio_err_clear(&err);
+    const char *bad5[] = {"tierio_agg_persistence", "forever", NULL};
+    CHECK(tio_agg_settings_parse(&s, kv_get, bad5, NULL, NULL, &err) == TIO_E_INFO_VALUE);
+    tio_err_clear(&err);
+    const char *bad6[] = {"tierio_agg_align", "2M", "tierio_agg_buffer_size", "1M", NULL};
+    CHECK(tio_agg_settings_parse(&s, kv_get, bad6, NULL, NULL, &err) == TIO_E_INFO_VALUE);
+    CHECK_HAS(err.msg, "larger than the buffer");
+    tio_err_clear(&err);
+    const char *bad7[] = {"tierio_agg_tier", "../etc", NULL};
+    CHECK(tio_agg_settings_parse(&s, kv_get, bad7, NULL, NULL, &err) == TIO_E_INFO_VALUE);
+    tio_err_clear(&err);
+}
+
+int main(void)
+{
+    test_plan_cases();
+    test_plan_random();
+    test_manifest();
+    test_settings();
+    printf("test_agg_unit: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,319 @@
+/* The aggregation engine through its C API (seed 002 Algorithm 2): every strategy x target
+ * x buffer count, with fixed, uniform-random and normal sizes per process (one process
+ * with nothing), buffers alternately in DRAM and on node-local storage. Per case: a 1D
+ * array (one piece per process) and a strided access (many pieces per process, holes
+ * between), written, checked byte for byte in the target (the shared file, or the data
+ * files its manifest names), read back, rewritten in place with other data, checked and
+ * read again, and read by a second, read-only handle. Nothing may be left behind but the
+ * data.
+ *
+ *   test_agg_write [--cluster] [--max BYTES] [--only STRATEGY]
+ * --cluster: on the emulated cluster (node-local storage is $TIERIO_NODE_LOCAL, one
+ * aggregator per node); else one node, two aggregators. */
+#include "agg_test.h"
+
+#include <getopt.h>
+
+static int64_t g_max = 100 * 1000;
+static int g_cluster;
+static const char *g_only;
+static char g_nodelocal[PATH_MAX];
+
+/* Access B: every process has `k` pieces of 1..max/k bytes, interleaved with the others'
+ * and with holes, starting at base. Fills offs/sizes of rank r; returns the extent end. */
+static int64_t strided(int r, int n, int64_t max, int64_t base, uint64_t seed,
+                       MPI_Offset *offs, MPI_Offset *sizes, int *k)
+{
+    const int pieces = 5;
+    uint64_t s = seed;
+    int64_t off = base;
+    *k = 0;
+    for (int j = 0; j < pieces; j++)
+        for (int q = 0; q < n; q++) {
+            int64_t len = (int64_t)(at_next(&s) % (uint64_t)(max / pieces + 1));
+            int64_t hole = (int64_t)(at_next(&s) % 4096);
+            if (q == 1 && n > 1)
+                len = 0; /* the process with nothing */
+            if (q == r && len > 0) {
+                offs[*k] = off;
+                sizes[*k] = len;
+                (*k)++;
+            }
+            off += len + hole;
+        }
+    return off;
+}
+
+/* The bytes of rank r's buffer for version v of an access. */
+static void fill(uint8_t *buf, int64_t len, int r, int access, int v)
+{
+    tt_fill(buf, (size_t)len, (uint64_t)(1000 * v + 10 * access + r) + 7, 0);
+}
+
+/* Put rank r's pieces into the image. */
+static void paint(struct at_image *im, int r, const MPI_Offset *offs, const MPI_Offset *sizes,
+                  int k, int access, int v)
+{
+    int64_t total = 0;
+    for (int i = 0; i < k; i++)
+        total += sizes[i];
+    uint8_t *b = malloc((size_t)total + 1);
+    fill(b, total, r, access, v);
+    int64_t m = 0;
+    for (int i = 0; i < k; i++) {
+        memcpy(im->bytes + offs[i], b + m, (size_t)sizes[i]);
+        memset(im->set + offs[i], 1, (size_t)sizes[i]);
+        m += sizes[i];
+    }
+    free(b);
+}
+
+static void info_check(tio_agg_t a, const char *what, const char *strategy, const char *tier,
+                       int naggs)
+{
+    MPI_Info used;
+    TT_MPI(tio_agg_get_info(a, &used));
+    const char *v = tt_info_get(used, "tierio_agg_strategy");
+    TT_CHECK(v && !strcmp(v, strategy), "%s: strategy %s in effect, %s asked", what,
+             v ? v : "(none)", strategy);
+    v = tt_info_get(used, "tierio_agg_aggregator_ranks");
+    int commas = 0;
+    for (const char *c = v ? v : ""; *c; c++)
+        commas += *c == ',';
+    TT_CHECK(v && commas + 1 == naggs, "%s: aggregators \"%s\", %d expected", what,
+             v ? v : "(none)", naggs);
+    v = tt_info_get(used, "tierio_agg_aggregator_tiers");
+    char want[256] = "";
+    for (int i = 0; i < naggs; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? "," : "", tier);
+    TT_CHECK(v && !strcmp(v, want), "%s: aggregator tiers \"%s\", \"%s\" expected", what,
+             v ? v : "(none)", want);
+    MPI_Info_free(&used);
+}
+
+static void run_case(const char *strategy, const char *target, int nbuf, enum at_dist dist,
+                     const char *tier, int naggs, int case_no)
+{
+    char what[160], path[PATH_MAX];
+    snprintf(what, sizeof what, "%s/%s/%d buffers/%s/%s", strategy, target, nbuf,
+             at_dist_name[dist], tier);
+    snprintf(path, sizeof path, "%s/case%d.dat", tt_dir, case_no);
+
+    MPI_Info info;
+    TT_MPI(MPI_Info_create(&info));
+    tt_info_set(info, "tierio_agg_strategy", strategy);
+    tt_info_set(info, "tierio_agg_target", target);
+    tt_info_setf(info, "tierio_agg_buffer_count", "%d", nbuf);
+    tt_info_set(info, "tierio_agg_buffer_size", "16384"); /* many rounds */
+    tt_info_set(info, "tierio_agg_tier", tier);
+    if (!g_cluster)
+        tt_info_setf(info, "tierio_agg_aggregators", "%d", naggs);
+
+    /* Access A: the 1D array. */
+    int64_t *sz = calloc((size_t)tt_size, sizeof *sz);
+    at_sizes(dist, g_max, tt_size, 1234 + (uint64_t)case_no, sz);
+    MPI_Offset offA = 0, lenA = sz[tt_rank];
+    int64_t extA = 0;
+    for (int r = 0; r < tt_size; r++) {
+        if (r == tt_rank)
+            offA = extA;
+        extA += sz[r];
+    }
+    /* Access B: strided, after A. */
+    int maxk = 5 * tt_size;
+    MPI_Offset *offB = malloc(sizeof *offB * (size_t)maxk),
+               *lenB = malloc(sizeof *lenB * (size_t)maxk);
+    int kB;
+    int64_t extB = strided(tt_rank, tt_size, g_max, extA + 777, 99 + (uint64_t)case_no, offB,
+                           lenB, &kB);
+    int64_t myB = 0;
+    for (int i = 0; i < kB; i++)
+        myB += lenB[i];
+
+    struct at_image im = {calloc((size_t)extB, 1), calloc((size_t)extB, 1), extB};
+    for (int version = 1; version <= 2; version++) {
+        memset(im.set, 0, (size_t)extB);
+        for (int r = 0; r < tt_size; r++) {
+            MPI_Offset o = 0, l = sz[r], ob[5 * 64], lb[5 * 64];
+            for (int q = 0; q < r; q++)
+                o += sz[q];
+            paint(&im, r, &o, &l, 1, 0, version);
+            int k;
+            strided(r, tt_size, g_max, extA + 777, 99 + (uint64_t)case_no, ob, lb, &k);
+            paint(&im, r, ob, lb, k, 1, version);
+        }
+    }
+
+    tio_agg_t a;
+    TT_MPI(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &a));
+    int idA, idB;
+    TT_MPI(tio_agg_declare(a, lenA ? 1 : 0, &offA, &lenA, &idA));
+    TT_MPI(tio_agg_declare(a, kB, offB, lenB, &idB));
+    TT_CHECK(idA == 0 && idB == 1, "%s: ids %d %d", what, idA, idB);
+    /* Subfiles and node-local storage: each node's group has its own aggregators. */
+    info_check(a, what, strategy, tier[0] == 'a' ? "dram" : tier,
+               g_cluster && strcmp(target, "file") ? 1 : naggs);
+
+    uint8_t *bufA = malloc((size_t)lenA + 1), *bufB = malloc((size_t)myB + 1);
+    uint8_t *inA = malloc((size_t)lenA + 1), *inB = malloc((size_t)myB + 1);
+    for (int version = 1; version <= 2; version++) {
+        fill(bufA, lenA, tt_rank, 0, version);
+        fill(bufB, myB, tt_rank, 1, version);
+        TT_MPI(tio_agg_write(a, idA, bufA));
+        TT_MPI(tio_agg_write(a, idB, bufB));
+        TT_MPI(tio_agg_sync(a));
+        if (version == 2) { /* the image holds version 2 */
+            int64_t want = 0, got;
+            for (int64_t x = 0; x < extB; x++)
+                want += im.set[x];
+            got = at_check_target(path, target, g_nodelocal, &im, what);
+            TT_CHECK(got == want, "%s: %lld bytes checked in the target, %lld written", what,
+                     (long long)got, (long long)want);
+        }
+        memset(inA, 0, (size_t)lenA + 1);
+        memset(inB, 0, (size_t)myB + 1);
+        TT_MPI(tio_agg_read(a, idB, inB));
+        TT_MPI(tio_agg_read(a, idA, inA));
+        tt_compare(inA, bufA, (size_t)lenA, "%s: read of the 1D array, version %d", what,
+                   version);
+        tt_compare(inB, bufB, (size_t)myB, "%s: read of the strided access, version %d", what,
+                   version);
+    }
+    TT_MPI(tio_agg_close(&a));
+    TT_CHECK(a == NULL, "%s: tio_agg_close left the handle", what);
+
+    /* A second handle, read-only, finds the data (node-local: the same nodes). */
+    MPI_Info_delete(info, "tierio_agg_buffer_count");
+    TT_MPI(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &a));
+    TT_MPI(tio_agg_declare(a, kB, offB, lenB, &idB));
+    memset(inB, 0, (size_t)myB + 1);
+    TT_MPI(tio_agg_read(a, idB, inB));
+    tt_compare(inB, bufB, (size_t)myB, "%s: read by a new read-only handle", what);
+    TT_MPI(tio_agg_close(&a));
+
+    at_remove_data(path, target, g_nodelocal);
+    /* Nothing else: no buffer file on node-local storage, no temporary manifest. */
+    int left = tc_count_entries(g_nodelocal);
+    TT_CHECK(left == 0, "%s: %d entries left in %s", what, left, g_nodelocal);
+    if (tt_rank == 0) {
+        int n = tc_count_entries(tt_dir);
+        TT_CHECK(n == 1 + !g_cluster, "%s: %d entries in %s (site file%s expected)", what, n,
+                 tt_dir, g_cluster ? "" : " and nodelocal");
+    }
+    MPI_Info_free(&info);
+    free(sz);
+    free(offB);
+    free(lenB);
+    free(im.bytes);
+    free(im.set);
+    free(bufA);
+    free(bufB);
+    free(inA);
+    free(inB);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Subfiles are read by the groups that wrote them: a process asking for bytes another
+ * node's group wrote gets an error (every process of its group), and nothing hangs. */
+static void cross_group_read(void)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cross.dat", tt_dir);
+    MPI_Info info;
+    TT_MPI(MPI_Info_create(&info));
+    tt_info_set(info, "tierio_agg_target", "subfiles");
+    MPI_Comm node;
+    int nsize;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    const MPI_Offset len = 4096;
+    MPI_Offset mine = tt_rank * len, other = ((tt_rank + nsize) % tt_size) * len;
+    uint8_t buf[4096];
+    tt_fill(buf, sizeof buf, 5, 0);
+    tio_agg_t a;
+    int w, r;
+    TT_MPI(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &a));
+    TT_MPI(tio_agg_declare(a, 1, &mine, &len, &w));
+    TT_MPI(tio_agg_declare(a, 1, &other, &len, &r));
+    TT_MPI(tio_agg_write(a, w, buf));
+    /* Before a sync a group does not know what the others wrote: never written, to it. */
+    int rc = tio_agg_read(a, r, buf);
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int l;
+    MPI_Error_string(rc, msg, &l);
+    TT_CHECK(rc != MPI_SUCCESS && strstr(msg, "were never written"),
+             "reading another node's subfile before a sync: rc %d, \"%s\"", rc, msg);
+    TT_MPI(tio_agg_sync(a));
+    rc = tio_agg_read(a, r, buf);
+    MPI_Error_string(rc, msg, &l);
+    TT_CHECK(rc != MPI_SUCCESS && strstr(msg, "another group of nodes"),
+             "reading another node's subfile: rc %d, \"%s\"", rc, msg);
+    TT_MPI(tio_agg_read(a, w, buf)); /* the handle still works */
+    TT_MPI(tio_agg_close(&a));
+    at_remove_data(path, "subfiles", g_nodelocal);
+    MPI_Info_free(&info);
+}
+
+int main(int argc, char **argv)
+{
+    tt_init(&argc, &argv, "agg_write");
+    static const struct option opts[] = {{"cluster", no_argument, NULL, 'c'},
+                                         {"max", required_argument, NULL, 'm'},
+                                         {"only", required_argument, NULL, 'o'},
+                                         {NULL, 0, NULL, 0}};
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'c')
+            g_cluster = 1;
+        else if (c == 'm')
+            g_max = atoll(optarg);
+        else if (c == 'o')
+            g_only = optarg;
+        else
+            TT_DIE("usage: test_agg_write [--cluster] [--max BYTES] [--only STRATEGY]");
+    }
+    if (g_cluster) {
+        const char *nl = getenv("TIERIO_NODE_LOCAL");
+        if (!nl)
+            TT_DIE("--cluster needs TIERIO_NODE_LOCAL (run it with tio-cluster)");
+        snprintf(g_nodelocal, sizeof g_nodelocal, "%s", nl);
+    } else {
+        snprintf(g_nodelocal, sizeof g_nodelocal, "%s/nodelocal", tt_dir);
+        if (tt_rank == 0)
+            mkdir(g_nodelocal, 0755);
+    }
+    setenv("TIERIO_SITE", at_site(tt_dir, g_nodelocal, "1GiB"), 1);
+    int nnodes = 1;
+    {
+        MPI_Comm node;
+        int nr;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &nr);
+        MPI_Comm_free(&node);
+        int lead = nr == 0;
+        MPI_Allreduce(&lead, &nnodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    }
+    int naggs = g_cluster ? nnodes : (tt_size > 1 ? 2 : 1);
+
+    const char *strategies[] = {"default", "tapioca"};
+    const char *targets[] = {"file", "subfiles", "node-local"};
+    int counts[] = {2, 3};
+    int case_no = 0;
+    for (int s = 0; s < 2; s++) {
+        if (g_only && strcmp(g_only, strategies[s]))
+            continue;
+        for (int t = 0; t < 3; t++)
+            for (int b = 0; b < 2; b++)
+                for (int d = 0; d < AT_NDIST; d++) {
+                    /* DRAM and node-local storage in turn; tapioca chooses. */
+                    const char *tier = s == 1 ? "auto" : (b + d) % 2 ? "ssd" : "dram";
+                    run_case(strategies[s], targets[t], counts[b], (enum at_dist)d, tier,
+                             naggs, case_no++);
+                }
+    }
+    if (g_cluster && (!g_only || !strcmp(g_only, "none")))
+        cross_group_read();
+    if (tt_rank == 0)
+        rmdir(g_nodelocal);
+    return tt_finish();
+}
