@@ -39,11 +39,11 @@ static int load(struct tio_umap *m, size_t i, char *sa, size_t span, int write,
                 struct tio_um_stage *st) {
     int wp = !write && (m->prot & PROT_WRITE);
     int backed = m->read_file || (atomic_load(&m->seg[i].flags) & TIO_SEG_WRITTEN);
-    if (!backed && !write) {
-        /* The shared zero page: no memory until written; the write then faults to us. */
-        int rc = tio_uffd_zero(sa, span);
-        if (!rc && wp) rc = tio_uffd_wp(sa, span, 1);
-        return rc;
+    if (!backed && !write && !wp) {
+        /* Read-only: the shared zero page, no memory at all. (Writable mappings cannot
+         * have it: it can be protected against writes only after it is mapped, and a
+         * thread that does not wait for our wake could write into it before.) */
+        return tio_uffd_zero(sa, span);
     }
     /* File bytes of the segment, relative to its start. */
     size_t s0 = tio_um_seg_off(m, i);

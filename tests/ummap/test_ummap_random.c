@@ -79,7 +79,7 @@ static off_t cur_off;
 static uint64_t rng;
 static const char *dir;
 static size_t max_resident, max_rss;
-static int nsyncs, nremaps;
+static int nsyncs, nremaps, late_faults; /* late_faults: see do_umsync */
 static char where[160];        /* the operation being run, for messages */
 
 #define FAIL(...)                                                                     \
@@ -243,13 +243,29 @@ static void mark_written(size_t start, size_t len)
 static void do_umsync(int evict)
 {
     snprintf(where + strlen(where), sizeof where - strlen(where), " umsync(evict=%d)", evict);
+    tio_ummap_stats_t st0, st;
+    RC(tio_ummap_stats(map, &st0), 0);
     RC(umsync(map, evict), 0);
     nsyncs++;
     synced();
-    tio_ummap_stats_t st;
     RC(tio_ummap_stats(map, &st), 0);
+    /* A fault handled while umsync ran may leave a segment dirty (or, after evict=1, in
+     * memory): a thread that faulted can be woken by the wake for another fault on the
+     * same segment, retry and succeed; the message of its second fault is then handled
+     * late, after umsync wrote the segment (an extra write or load, no data lost). Only
+     * then, one more umsync, which must leave everything clean. */
+    if ((st.dirty || (evict && st.resident)) &&
+        st.write_faults + st.read_faults != st0.write_faults + st0.read_faults) {
+        late_faults++;
+        RC(umsync(map, evict), 0);
+        RC(tio_ummap_stats(map, &st), 0);
+    }
     if (st.dirty != 0)
-        FAIL("%zu bytes still dirty after umsync", st.dirty);
+        FAIL("%zu bytes still dirty after umsync (write faults %" PRIu64 " -> %" PRIu64
+             ", read faults %" PRIu64 " -> %" PRIu64 ", evictions %" PRIu64 " -> %" PRIu64
+             ", segment writes %" PRIu64 " -> %" PRIu64 ")", st.dirty, st0.write_faults,
+             st.write_faults, st0.read_faults, st.read_faults, st0.evictions, st.evictions,
+             st0.seg_writes, st.seg_writes);
     if (evict) {
         if (st.resident != 0)
             FAIL("%zu bytes still resident after umsync(evict=1)", st.resident);
@@ -553,11 +569,11 @@ static int run_config(void *arg)
 
     bulk_check();
     printf("config %d ok: %s, %s driver, %s sync, %s: %" PRIu64 " evictions, %" PRIu64
-           " segment reads, %" PRIu64 " writes in %" PRIu64 " calls, %d umsync, %d umremap, "
-           "resident at most %zu (kernel %zu) of %zu\n",
+           " segment reads, %" PRIu64 " writes in %" PRIu64 " calls, %d umsync (%d with late "
+           "faults), %d umremap, resident at most %zu (kernel %zu) of %zu\n",
            C->index, pol_names[C->policy], C->driver, C->bulk ? "bulk" : "individual",
-           g->name, st.evictions, st.seg_reads, st.seg_writes, st.write_ops, nsyncs, nremaps,
-           max_resident, max_rss, LIMIT);
+           g->name, st.evictions, st.seg_reads, st.seg_writes, st.write_ops, nsyncs, late_faults,
+           nremaps, max_resident, max_rss, LIMIT);
     return 0;
 }
 
