@@ -61,6 +61,7 @@ static void free_map(struct tio_umap *m) {
     pthread_mutex_destroy(&m->drv.lock);
     pthread_mutex_destroy(&m->qlock);
     pthread_mutex_destroy(&m->synclock);
+    pthread_mutex_destroy(&m->rangelock);
     free(m->seg);
     free(m);
 }
@@ -98,6 +99,7 @@ int tio_ummap_open(const tio_ummap_opts_t *o, void **ptr) {
     pthread_mutex_init(&m->drv.lock, NULL);
     pthread_mutex_init(&m->qlock, NULL);
     pthread_mutex_init(&m->synclock, NULL);
+    pthread_mutex_init(&m->rangelock, NULL);
     m->lead = o->congruent ? (size_t)o->offset % page_size() : 0;
     m->size = o->size;
     m->span = (m->lead + o->size + page_size() - 1) & ~(page_size() - 1);

@@ -61,6 +61,10 @@ struct tio_umap {
     atomic_size_t resident, dirty;  /* bytes */
     atomic_int wb_error;            /* first failed write-back since the last good umsync */
     atomic_int unsynced;            /* written without fdatasync since the last umsync */
+    /* The segments flagged TIO_SEG_UNSYNCED lie in [unsynced_lo, unsynced_hi): the next
+     * fdatasync looks at those only, not at every segment of a large mapping. */
+    pthread_mutex_t rangelock;
+    size_t unsynced_lo, unsynced_hi;
     struct {
         atomic_uint_fast64_t read_faults, write_faults, seg_reads, seg_writes, bytes_read,
             bytes_written, write_ops, evictions, syncs;

@@ -111,14 +111,16 @@ void tio_um_fault(struct tio_umap *m, char *addr, int write, int wp, struct tio_
     size_t over = tio_memnode_charge(tio_um_memnode(), span);
     if (over) tio_um_evict(m, i, over);
 
-    /* The state first, then the pages: the faulting thread need not wait for our wake (it
-     * retries as soon as the page is there), so a store can complete, and a umsync that
-     * follows it begin, before this handler gets further. Seeing the new state, that umsync
-     * waits for our lock and then writes the segment. */
+    /* The state and the accounting first, then the pages: the faulting thread need not
+     * wait for our wake (it retries as soon as the page is there), so a store can complete,
+     * and a umsync or umstats that follows it begin, before this handler gets further.
+     * Seeing the new state, that umsync waits for our lock and then writes the segment. */
+    atomic_fetch_add(&m->resident, span); /* before dirty: dirty <= resident throughout */
     if (write)
         mark_dirty(m, i);
     else
         atomic_store(&s->state, TIO_SEG_CLEAN);
+    atomic_fetch_add(write ? &m->st.write_faults : &m->st.read_faults, 1);
     int rc;
     for (int attempt = 0; (rc = load(m, i, sa, span, write, st)) != 0; attempt++) {
         if (attempt == 4) break;
@@ -132,14 +134,13 @@ void tio_um_fault(struct tio_umap *m, char *addr, int write, int wp, struct tio_
                 i, (long long)tio_um_file_off(m, tio_um_seg_lo(m, i)), strerror(rc));
         if (write)
             atomic_fetch_sub(&m->dirty, tio_um_seg_len(m, i));
+        atomic_fetch_sub(&m->resident, span);
         atomic_store(&s->state, TIO_SEG_ABSENT);
         tio_memnode_release(tio_um_memnode(), span);
         tio_segunlock(&s->lock);
         raise(SIGBUS);
         return;
     }
-    atomic_fetch_add(write ? &m->st.write_faults : &m->st.read_faults, 1);
-    atomic_fetch_add(&m->resident, span);
     tio_um_queue_push(m, i);
     tio_uffd_wake(sa, span);
     tio_segunlock(&s->lock);

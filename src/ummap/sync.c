@@ -36,6 +36,22 @@ static int begin_write_locked(struct tio_umap *m, size_t i) {
     return 0;
 }
 
+/* Segments [first, last] were written and flagged unsynced: the next fdatasync covers
+ * them. Flag first, then the range, then the mapping: a make_durable that runs in between
+ * misses them this time and finds them the next. */
+static void note_unsynced(struct tio_umap *m, size_t first, size_t last) {
+    pthread_mutex_lock(&m->rangelock);
+    if (m->unsynced_lo >= m->unsynced_hi) {
+        m->unsynced_lo = first;
+        m->unsynced_hi = last + 1;
+    } else {
+        if (first < m->unsynced_lo) m->unsynced_lo = first;
+        if (last + 1 > m->unsynced_hi) m->unsynced_hi = last + 1;
+    }
+    pthread_mutex_unlock(&m->rangelock);
+    atomic_store(&m->unsynced, 1);
+}
+
 static void count_writes(struct tio_umap *m, size_t segs, size_t bytes, size_t ops) {
     atomic_fetch_add(&m->st.seg_writes, segs);
     atomic_fetch_add(&m->st.bytes_written, bytes);
@@ -58,7 +74,7 @@ int tio_um_write_locked(struct tio_umap *m, size_t i) {
         return rc;
     }
     atomic_fetch_or(&s->flags, TIO_SEG_WRITTEN | TIO_SEG_UNSYNCED);
-    atomic_store(&m->unsynced, 1);
+    note_unsynced(m, i, i);
     count_writes(m, 1, io.len, 1);
     return 0;
 }
@@ -78,7 +94,7 @@ int tio_um_write_moved(struct tio_umap *m, size_t i, const char *seg) {
     atomic_store(&s->state, TIO_SEG_CLEAN);
     atomic_fetch_sub(&m->dirty, io.len);
     atomic_fetch_or(&s->flags, TIO_SEG_WRITTEN | TIO_SEG_UNSYNCED);
-    atomic_store(&m->unsynced, 1);
+    note_unsynced(m, i, i);
     count_writes(m, 1, io.len, 1);
     return 0;
 }
@@ -88,8 +104,12 @@ int tio_um_write_moved(struct tio_umap *m, size_t i, const char *seg) {
 static int make_durable(struct tio_umap *m) {
     if (!atomic_load(&m->unsynced)) return 0;
     atomic_store(&m->unsynced, 0);
+    pthread_mutex_lock(&m->rangelock);
+    size_t lo = m->unsynced_lo, hi = m->unsynced_hi;
+    m->unsynced_lo = m->unsynced_hi = 0;
+    pthread_mutex_unlock(&m->rangelock);
     int rc = m->drv.ops->sync(&m->drv);
-    for (size_t i = 0; i < m->nseg; i++) {
+    for (size_t i = lo; i < hi; i++) {
         struct tio_umseg *s = &m->seg[i];
         if (!(atomic_load(&s->flags) & TIO_SEG_UNSYNCED)) continue;
         tio_seglock(&s->lock);
@@ -97,7 +117,7 @@ static int make_durable(struct tio_umap *m) {
         if (rc) tio_um_redirty_locked(m, i);
         tio_segunlock(&s->lock);
     }
-    if (rc) atomic_store(&m->unsynced, 1);
+    if (rc) atomic_store(&m->unsynced, 1); /* the redirtied segments: written again next */
     return rc;
 }
 
@@ -186,7 +206,7 @@ int tio_um_writeback(struct tio_umap *m, uint64_t min_age_ns, int durable) {
         tio_segunlock(&s->lock);
     }
     if (nsel && !wrc) {
-        atomic_store(&m->unsynced, 1);
+        note_unsynced(m, sel[0], sel[nsel - 1]); /* sel is in ascending order */
         count_writes(m, nsel, bytes, nio);
         atomic_fetch_add(&m->st.syncs, 1);
     }
