@@ -73,6 +73,7 @@ extern "C" {
 #define TIO_AGG_HINT_SUBFILING     "tierio_agg_subfiling"
 #define TIO_AGG_HINT_TARGET_TIER   "tierio_agg_target_tier"
 #define TIO_AGG_HINT_ALIGN         "tierio_agg_align"
+#define TIO_AGG_HINT_READ          "tierio_agg_read"  /* MPI-IO route: auto | aggregate */
 
 typedef struct tio_agg *tio_agg_t;
 
@@ -124,6 +125,8 @@ int tio_agg_close(tio_agg_t *agg);
  *   tierio_agg_aggregator_tiers   the tier of each aggregator's buffers, likewise
  *   tierio_agg_collective_calls   accesses served by the engine so far
  *   tierio_agg_passed_calls       (MPI-IO route) collective calls passed to the MPI library
+ *   tierio_agg_independent_reads  (MPI-IO route) collective reads done as independent reads
+ *                                 (tierio_agg_read=auto, non-interleaved requests)
  * The aggregators are known once chosen: at open with the default strategy, at the first
  * declaration with tapioca (before that the two keys are absent). */
 int tio_agg_get_info(tio_agg_t agg, MPI_Info *info_used);

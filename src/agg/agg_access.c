@@ -406,6 +406,9 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
     PMPI_Info_set(info, "tierio_agg_collective_calls", v);
     snprintf(v, sizeof v, "%ld", a->passed);
     PMPI_Info_set(info, "tierio_agg_passed_calls", v);
+    snprintf(v, sizeof v, "%ld", a->independent);
+    PMPI_Info_set(info, "tierio_agg_independent_reads", v);
+    PMPI_Info_set(info, TIO_AGG_HINT_READ, a->set.route_read_aggregate ? "aggregate" : "auto");
     *info_used = info;
     return MPI_SUCCESS;
 }

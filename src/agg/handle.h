@@ -88,6 +88,7 @@ struct tio_agg {
     size_t scratch_n;
 
     long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
+    long independent;                 /* MPI-IO route: collective reads done independently */
     void *route_asks;                 /* MPI-IO route: what every process asks, per call */
     struct tio_agg_piece *route_pieces; /* ... and its pieces */
     int *gather_counts, *gather_displs; /* declarations: per process */

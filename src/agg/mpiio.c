@@ -251,6 +251,29 @@ static int eligible(MPI_File fh, int writing, int explicit_offset, MPI_Offset of
 
 static struct tio_agg_access route_nothing;
 
+static int by_offset(const void *x, const void *y)
+{
+    const struct tio_agg_piece *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* No two processes' requests overlap or interleave (each process asks one contiguous
+ * range). Aggregation then only adds a copy through the aggregators' buffers: each
+ * process reading its own range is what ROMIO's automatic collective buffering does too. */
+static int non_interleaved(const struct tio_agg_piece *p, size_t n)
+{
+    struct tio_agg_piece *q = malloc(sizeof *q * (n ? n : 1));
+    if (!q)
+        return 0;
+    memcpy(q, p, sizeof *q * n);
+    qsort(q, n, sizeof *q, by_offset);
+    int ok = 1;
+    for (size_t i = 1; i < n && ok; i++)
+        ok = q[i - 1].off + q[i - 1].len <= q[i].off;
+    free(q);
+    return ok;
+}
+
 /* Same pieces as the route's last access: reuse its plan. */
 static int same_key(const struct tio_agg *a, const struct tio_agg_piece *p, size_t n)
 {
@@ -263,7 +286,8 @@ static int same_key(const struct tio_agg *a, const struct tio_agg_piece *p, size
     return 1;
 }
 
-/* Through the engine (1), to the MPI library (0), or an error (-1, raised). */
+/* Through the engine (1), to the MPI library (0), as an independent read (2: a read of
+ * non-interleaved requests, tierio_agg_read=auto), or an error (-1, raised). */
 static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offset,
                  MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                  MPI_Status *status, int *rc)
@@ -288,6 +312,9 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
     for (int r = 0; r < a->size; r++)
         if (all[r].len > 0)
             p[n++] = (struct tio_agg_piece){all[r].off, all[r].len, 0, r};
+    /* Every process knows every request: all decide alike. */
+    if (!writing && !a->set.route_read_aggregate && non_interleaved(p, n))
+        return 2;
     struct tio_err err = {0};
     /* A new pattern gets a new plan (and an agreement: making it may fail); the same
      * pattern as the last call, which every process sees alike, reuses the plan. */
@@ -352,8 +379,12 @@ int tio_file_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                          MPI_Datatype datatype, MPI_Status *status)
 {
     struct tio_agg *a = find(fh);
-    int rc;
-    if (a && route(a, fh, 0, 1, offset, buf, count, datatype, status, &rc))
+    int rc, how = a ? route(a, fh, 0, 1, offset, buf, count, datatype, status, &rc) : 0;
+    if (how == 2) {
+        a->independent++;
+        return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
+    }
+    if (how)
         return rc;
     if (a)
         a->passed++;
@@ -376,8 +407,12 @@ int tio_file_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                       MPI_Status *status)
 {
     struct tio_agg *a = find(fh);
-    int rc;
-    if (a && route(a, fh, 0, 0, 0, buf, count, datatype, status, &rc))
+    int rc, how = a ? route(a, fh, 0, 0, 0, buf, count, datatype, status, &rc) : 0;
+    if (how == 2) {
+        a->independent++;
+        return PMPI_File_read(fh, buf, count, datatype, status);
+    }
+    if (how)
         return rc;
     if (a)
         a->passed++;

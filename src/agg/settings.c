@@ -177,6 +177,13 @@ int tio_agg_settings_parse(struct tio_agg_settings *s, tio_hint_get_fn info, voi
         if (v > s->buffer_size)
             s->align = s->buffer_size;
     }
+    if (FIND(TIO_AGG_HINT_READ, NULL)) {
+        if (!strcasecmp(val, "aggregate"))
+            s->route_read_aggregate = 1;
+        else if (strcasecmp(val, "auto") != 0)
+            return bad(err, &src, val, "expected auto (non-interleaved reads are independent "
+                       "reads) or aggregate");
+    }
 #undef FIND
     return TIO_OK;
 }

@@ -5,11 +5,12 @@
  * Every result is checked byte for byte and against MPI's consistency rules (sync-barrier-
  * sync between independent writes and collective reads, close and reopen).
  *
- *   unmodified_mpiio FILE [ROUTED PASSED]
+ *   unmodified_mpiio FILE [ROUTED PASSED [INDEPENDENT]]
  * With ROUTED and PASSED it also checks, through MPI_File_get_info's keys
  * tierio_agg_collective_calls and tierio_agg_passed_calls, that exactly ROUTED collective
  * calls went through the engine and PASSED to the MPI library (a run without tierio
- * passes "- -"). */
+ * passes "- -"); with INDEPENDENT, that tierio_agg_independent_reads says so many
+ * collective reads of non-interleaved requests became independent reads. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,12 +87,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 2) {
-        fprintf(stderr, "usage: unmodified_mpiio FILE [ROUTED PASSED]\n");
+        fprintf(stderr, "usage: unmodified_mpiio FILE [ROUTED PASSED [INDEPENDENT]]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *path = argv[1];
     long want_routed = argc > 3 && strcmp(argv[2], "-") ? atol(argv[2]) : -1;
     long want_passed = argc > 3 && strcmp(argv[3], "-") ? atol(argv[3]) : -1;
+    long want_indep = argc > 4 ? atol(argv[4]) : -1;
     long n = count_of(rank), first = first_of(rank), total = first_of(size);
     int *buf = malloc(sizeof(int) * (size_t)(2 * n + 128));
     int *in = malloc(sizeof(int) * (size_t)(2 * total + 64));
@@ -207,6 +209,20 @@ int main(int argc, char **argv)
         compare(in + 1, first + 1, n - 1, 1, "collective read after independent write");
     }
 
+    /* 7b. Every process reads all of region 1: requests that overlap, which the route
+     * aggregates also with tierio_agg_read=auto. */
+    memset(in, 0, sizeof(int) * (size_t)total);
+    CHECK_MPI(MPI_File_read_at_all(fh, 0, in, (int)total, MPI_INT, &st));
+    routed++;
+    for (int r = 0; r < size; r++) {
+        long f = first_of(r), c = count_of(r);
+        if (c == 0)
+            continue;
+        EXPECT(in[f] == value(7, f), "read of all region 1: rank %d's first int is %d, %d "
+               "expected", r, in[f], value(7, f));
+        compare(in + f + 1, f + 1, c - 1, 1, "read of all region 1");
+    }
+
     /* 8. A read past the end of the file: the MPI library's short count. */
     MPI_Offset fsize;
     CHECK_MPI(MPI_File_get_size(fh, &fsize));
@@ -222,15 +238,19 @@ int main(int argc, char **argv)
 
     long r = info_long(fh, "tierio_agg_collective_calls");
     long p = info_long(fh, "tierio_agg_passed_calls");
+    long ind = info_long(fh, "tierio_agg_independent_reads");
     if (want_routed >= 0) {
         EXPECT(r == want_routed, "%ld calls went through tierio, %ld expected", r, want_routed);
         EXPECT(p == want_passed, "%ld calls passed to MPI, %ld expected", p, want_passed);
+        if (want_indep >= 0)
+            EXPECT(ind == want_indep, "%ld reads became independent, %ld expected", ind,
+                   want_indep);
     } else if (argc > 3) {
         EXPECT(r == -1 && p == -1, "tierio keys present (%ld, %ld) without tierio", r, p);
     }
     if (rank == 0)
-        printf("routed %ld passed %ld (this program counted %ld and %ld)\n", r, p, routed,
-               passed);
+        printf("routed %ld passed %ld independent %ld (this program counted %ld routable and "
+               "%ld to pass)\n", r, p, ind, routed, passed);
     CHECK_MPI(MPI_File_close(&fh));
 
     /* 9. Reopen without any hint and check the whole file independently. */
