@@ -130,6 +130,81 @@ static inline double bench_parse_double(const char *opt, const char *s)
     return v;
 }
 
+/* The command line around each benchmark's own options. Every benchmark keeps its options
+ * and its usage text in its own file; what surrounds them (-h, a bad option, a stray
+ * argument, printing the usage once per job) is here, so that all of them behave alike. */
+
+/* Print the usage text: on rank 0 only when MPI runs (every rank parses the same command
+ * line; one copy is enough), always in a program that does not start MPI. */
+__attribute__((format(printf, 1, 2))) static inline void bench_usage(const char *fmt, ...)
+{
+    int rank = 0, init = 0, fini = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fini);
+    if (init && !fini) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    }
+    if (rank != 0) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
+/* A benchmark's usage(prog): its own usage text, printed with bench_usage. */
+typedef void (*bench_usage_fn)(const char *prog);
+
+/* getopt, plus what every benchmark does alike, so that the caller's switch holds only its
+ * own options: -h prints the usage and ends the program (MPI_Finalize first when MPI
+ * runs); an unknown option or a missing value prints the usage and aborts; after the last
+ * option, a word that is not one aborts too (no benchmark takes operands). optstring must
+ * contain 'h'. */
+static inline int bench_getopt(int argc, char **argv, const char *optstring,
+                               bench_usage_fn usage)
+{
+    int c = getopt(argc, argv, optstring);
+    if (c == 'h') {
+        int init = 0, fini = 0;
+        usage(argv[0]);
+        MPI_Initialized(&init);
+        MPI_Finalized(&fini);
+        if (init && !fini) {
+            MPI_Finalize();
+        }
+        exit(0);
+    }
+    if (c == '?' || c == ':') {
+        usage(argv[0]);
+        bench_die("bad command line");
+    }
+    if (c == -1 && optind < argc) {
+        usage(argv[0]);
+        bench_die("unexpected argument '%s'", argv[optind]);
+    }
+    return c;
+}
+
+/* Which of two words arg is: 0 for first, 1 for second, -1 for neither (the caller says
+ * what it expected). For options that choose between two modes. */
+static inline int bench_which(const char *arg, const char *first, const char *second)
+{
+    return strcmp(arg, first) == 0 ? 0 : strcmp(arg, second) == 0 ? 1 : -1;
+}
+
+/* An option that names one or both of two things ("seq", "rnd", "seq,rnd"): pick[k] is
+ * whether arg contains name k. Naming neither aborts with "<opt>: expected <expected>". */
+static inline void bench_parse_either(const char *opt, const char *arg, const char *name0,
+                                      const char *name1, const char *expected, bool pick[2])
+{
+    pick[0] = strstr(arg, name0) != NULL;
+    pick[1] = strstr(arg, name1) != NULL;
+    if (!pick[0] && !pick[1]) {
+        bench_die("%s: expected %s", opt, expected);
+    }
+}
+
 /* -d default: $TIERIO_BENCH_DIR, else /tmp */
 static inline const char *bench_default_dir(void)
 {
@@ -407,6 +482,49 @@ static inline void bench_mpi_library(char *out, size_t n)
     }
     memcpy(out, v, l);
     out[l] = '\0';
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Start-up                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+/* MPI start-up of the MPI benchmarks: MPI_ERRORS_RETURN on MPI_COMM_WORLD (so that
+ * MPI_CHECK, not MPI's default handler, reports a failure with the call and the place),
+ * then this process's rank and the job's size. */
+static inline void bench_mpi_start(int *argc, char ***argv, int *rank, int *size)
+{
+    MPI_CHECK(MPI_Init(argc, argv));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, size));
+}
+
+/* The '#' header comment of an MPI benchmark on stderr (rank 0): "# " and the benchmark's
+ * own settings, then ", MPI: " and the library, so that every run says which MPI library
+ * produced its numbers. One fprintf, so that the line comes out whole. */
+__attribute__((format(printf, 1, 2))) static inline void bench_header(const char *fmt, ...)
+{
+    int rank = 0;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    if (rank != 0) {
+        return;
+    }
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        va_end(ap2);
+        bench_die("cannot format the header line");
+    }
+    char *what = bench_malloc((size_t)n + 1);
+    vsnprintf(what, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    char lib[256];
+    bench_mpi_library(lib, sizeof lib);
+    fprintf(stderr, "# %s, MPI: %s\n", what, lib);
+    free(what);
 }
 
 #endif /* TIO_BENCH_COMMON_H */

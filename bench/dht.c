@@ -39,9 +39,7 @@ static int g_rank, g_size;
 
 static void usage(const char *prog)
 {
-    if (g_rank == 0) {
-        fprintf(stderr,
-                "usage: %s [-n slots] [-r reps] [-d dir] [-w kinds] [-F fill] [-f factor]\n"
+    bench_usage("usage: %s [-n slots] [-r reps] [-d dir] [-w kinds] [-F fill] [-f factor]\n"
                 "  -n slots   table slots per rank, 16 bytes each (default 65536)\n"
                 "  -r reps    repetitions, the median is reported (default 3)\n"
                 "  -d dir     directory of the window files (default $TIERIO_BENCH_DIR or /tmp)\n"
@@ -49,7 +47,6 @@ static void usage(const char *prog)
                 "  -F fill    fraction of the total capacity inserted (default 0.8)\n"
                 "  -f factor  storage_alloc_factor of the combined window (default 0.5)\n",
                 prog);
-    }
 }
 
 static options parse_options(int argc, char **argv)
@@ -58,7 +55,7 @@ static options parse_options(int argc, char **argv)
                  .kinds = (1u << BENCH_WIN_MEMORY) | (1u << BENCH_WIN_STORAGE), .fill = 0.8,
                  .factor = 0.5};
     int c;
-    while ((c = getopt(argc, argv, "n:r:d:w:F:f:h")) != -1) {
+    while ((c = bench_getopt(argc, argv, "n:r:d:w:F:f:h", usage)) != -1) {
         switch (c) {
         case 'n': o.slots = (size_t)bench_parse_u64("-n", optarg); break;
         case 'r': o.reps = (int)bench_parse_u64("-r", optarg); break;
@@ -66,13 +63,7 @@ static options parse_options(int argc, char **argv)
         case 'w': o.kinds = bench_parse_kinds("-w", optarg); break;
         case 'F': o.fill = bench_parse_double("-F", optarg); break;
         case 'f': o.factor = bench_parse_double("-f", optarg); break;
-        case 'h': usage(argv[0]); MPI_Finalize(); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     if (o.slots < 1 || o.slots > (size_t)1 << 40) {
         bench_die("-n: slots per rank must be 1 .. 2^40");
@@ -321,23 +312,15 @@ static kind_result run_kind(enum bench_win_kind kind, const options *o)
 
 int main(int argc, char **argv)
 {
-    MPI_CHECK(MPI_Init(&argc, &argv));
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
-    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
+    bench_mpi_start(&argc, &argv, &g_rank, &g_size);
     options o = parse_options(argc, argv);
     const size_t per_rank = (size_t)(o.fill * (double)o.slots);
     const long long ops = (long long)per_rank * g_size;
 
-    if (g_rank == 0) {
-        char lib[256];
-        bench_mpi_library(lib, sizeof lib);
-        fprintf(stderr,
-                "# dht: %d ranks, %zu slots per rank (%.1f MiB), %zu inserts per rank (fill "
-                "%.2f), %d reps, dir %s, MPI: %s\n",
-                g_size, o.slots, 16.0 * (double)o.slots / 1048576.0, per_rank, o.fill, o.reps,
-                o.dir, lib);
-    }
+    bench_header("dht: %d ranks, %zu slots per rank (%.1f MiB), %zu inserts per rank (fill "
+                 "%.2f), %d reps, dir %s",
+                 g_size, o.slots, 16.0 * (double)o.slots / 1048576.0, per_rank, o.fill, o.reps,
+                 o.dir);
 
     kind_result res[BENCH_WIN_NKINDS];
     bool have_mem = false;

@@ -87,9 +87,7 @@ static unsigned long long g_off[NVARS];
 
 static void usage(const char *prog)
 {
-    if (g_rank == 0) {
-        fprintf(stderr,
-                "usage: %s [-n particles] [-r reps] [-d dir] [-M methods] [-k] [-W]\n"
+    bench_usage("usage: %s [-n particles] [-r reps] [-d dir] [-M methods] [-k] [-W]\n"
                 "  -n N       particles per rank (default 1000000; rounded up to a multiple "
                 "of 8)\n"
                 "  -r reps    repetitions, the median is reported (default 3)\n"
@@ -99,7 +97,6 @@ static void usage(const char *prog)
                 "  -k         keep the checkpoint files <dir>/hacc_io.<method>.dat\n"
                 "  -W         warm restart: do not drop the file from the page cache first\n",
                 prog);
-    }
 }
 
 static unsigned parse_methods(const char *list)
@@ -136,7 +133,7 @@ static options parse_options(int argc, char **argv)
     options o = {.n = 1000000, .reps = 3, .dir = bench_default_dir(), .methods = 15u,
                  .keep = false, .warm = false};
     int c;
-    while ((c = getopt(argc, argv, "n:r:d:M:kWh")) != -1) {
+    while ((c = bench_getopt(argc, argv, "n:r:d:M:kWh", usage)) != -1) {
         switch (c) {
         case 'n': o.n = (size_t)bench_parse_u64("-n", optarg); break;
         case 'r': o.reps = (int)bench_parse_u64("-r", optarg); break;
@@ -144,13 +141,7 @@ static options parse_options(int argc, char **argv)
         case 'M': o.methods = parse_methods(optarg); break;
         case 'k': o.keep = true; break;
         case 'W': o.warm = true; break;
-        case 'h': usage(argv[0]); MPI_Finalize(); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     /* multiple of 8: every window (N * 2 bytes for mask) is a multiple of 16 bytes, which
      * MPICH 4.0.2 needs (MPI_Win_allocate misplaces the base otherwise) */
@@ -437,10 +428,7 @@ static void print_result(const char *phase, int m, double seconds, double base_s
 
 int main(int argc, char **argv)
 {
-    MPI_CHECK(MPI_Init(&argc, &argv));
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
-    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
+    bench_mpi_start(&argc, &argv, &g_rank, &g_size);
     MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                                   &g_node));
     MPI_CHECK(MPI_Comm_rank(g_node, &g_node_rank));
@@ -458,15 +446,10 @@ int main(int argc, char **argv)
         section += g_total * var_size[v];
     }
 
-    if (g_rank == 0) {
-        char lib[256];
-        bench_mpi_library(lib, sizeof lib);
-        fprintf(stderr,
-                "# hacc_io: %d ranks, %zu particles per rank, %.1f MiB shared file, %d reps, "
-                "dir %s, restart %s, MPI: %s\n",
-                g_size, o.n, (double)g_total * PARTICLE_BYTES / 1048576.0, o.reps, o.dir,
-                o.warm ? "warm" : "after dropping the page cache", lib);
-    }
+    bench_header("hacc_io: %d ranks, %zu particles per rank, %.1f MiB shared file, %d reps, "
+                 "dir %s, restart %s",
+                 g_size, o.n, (double)g_total * PARTICLE_BYTES / 1048576.0, o.reps, o.dir,
+                 o.warm ? "warm" : "after dropping the page cache");
 
     void *data[NVARS], *back[NVARS];
     for (int v = 0; v < NVARS; v++) {

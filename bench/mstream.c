@@ -58,9 +58,7 @@ static int g_rank, g_size;
 
 static void usage(const char *prog)
 {
-    if (g_rank == 0) {
-        fprintf(stderr,
-                "usage: %s [-m MiB | -n elements] [-r reps] [-d dir] [-w kinds] [-f factor]\n"
+    bench_usage("usage: %s [-m MiB | -n elements] [-r reps] [-d dir] [-w kinds] [-f factor]\n"
                 "          [-t KiB] [-l lockall|lock] [-s end|every] [-e mmap|ummap] [-g bytes]\n"
                 "  -m MiB     window size per rank (three arrays together), default 64\n"
                 "  -n N       elements per array (overrides -m)\n"
@@ -77,7 +75,6 @@ static void usage(const char *prog)
                 "             (default: no hint, the library's default engine)\n"
                 "  -g bytes   storage_alloc_segsize with -e ummap (a power of two >= page)\n",
                 prog, MAX_REPS);
-    }
 }
 
 static options parse_options(int argc, char **argv)
@@ -85,8 +82,8 @@ static options parse_options(int argc, char **argv)
     options o = {.n = 0, .reps = 5, .dir = bench_default_dir(), .kinds = 7u, .factor = 0.5,
                  .transfer = 1024 * 1024, .lock_all = true};
     unsigned long long mib = 64;
-    int c;
-    while ((c = getopt(argc, argv, "m:n:r:d:w:f:t:l:s:e:g:h")) != -1) {
+    int c, pick;
+    while ((c = bench_getopt(argc, argv, "m:n:r:d:w:f:t:l:s:e:g:h", usage)) != -1) {
         switch (c) {
         case 'm': mib = bench_parse_u64("-m", optarg); break;
         case 'n': o.n = (size_t)bench_parse_u64("-n", optarg); break;
@@ -96,7 +93,7 @@ static options parse_options(int argc, char **argv)
         case 'f': o.factor = bench_parse_double("-f", optarg); break;
         case 't': o.transfer = (size_t)bench_parse_u64("-t", optarg) * 1024; break;
         case 'e':
-            if (strcmp(optarg, "mmap") != 0 && strcmp(optarg, "ummap") != 0) {
+            if (bench_which(optarg, "mmap", "ummap") < 0) {
                 bench_die("-e: expected mmap or ummap, got '%s'", optarg);
             }
             o.engine = optarg;
@@ -106,31 +103,19 @@ static options parse_options(int argc, char **argv)
             o.segsize = optarg;
             break;
         case 's':
-            if (strcmp(optarg, "every") == 0) {
-                o.sync_every = true;
-            } else if (strcmp(optarg, "end") == 0) {
-                o.sync_every = false;
-            } else {
+            if ((pick = bench_which(optarg, "end", "every")) < 0) {
                 usage(argv[0]);
                 bench_die("-s: expected end or every");
             }
+            o.sync_every = pick == 1;
             break;
         case 'l':
-            if (strcmp(optarg, "lockall") == 0) {
-                o.lock_all = true;
-            } else if (strcmp(optarg, "lock") == 0) {
-                o.lock_all = false;
-            } else {
+            if ((pick = bench_which(optarg, "lock", "lockall")) < 0) {
                 bench_die("-l: expected lockall or lock, got '%s'", optarg);
             }
+            o.lock_all = pick == 1;
             break;
-        case 'h': usage(argv[0]); MPI_Finalize(); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     if (o.n == 0) {
         o.n = (size_t)(mib * 1024 * 1024 / (3 * sizeof(double)));
@@ -316,6 +301,38 @@ static double run_fsync_baseline(const options *o, size_t len, const char *what)
     return gbps;
 }
 
+/* ---- Put / Get variants -------------------------------------------------------------- */
+
+/* One timed pass of a variant, in chunks of -t: put, my array `mine` into the array c of
+ * the right neighbour; get, the right neighbour's array a into `mine`. Under lock_all the
+ * caller holds the epoch and a flush completes the pass; else a lock/unlock does. The
+ * slowest rank's time. */
+static double rma_pass(const options *o, MPI_Win win, bool put, double *mine, int right)
+{
+    const size_t n = o->n, chunk = o->transfer / sizeof(double);
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    double t0 = MPI_Wtime();
+    if (!o->lock_all) {
+        MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    }
+    for (size_t off = 0; off < n; off += chunk) {
+        int cnt = (int)(n - off < chunk ? n - off : chunk);
+        if (put) {
+            MPI_CHECK(MPI_Put(mine + off, cnt, MPI_DOUBLE, right, (MPI_Aint)(2 * n + off), cnt,
+                              MPI_DOUBLE, win));
+        } else {
+            MPI_CHECK(MPI_Get(mine + off, cnt, MPI_DOUBLE, right, (MPI_Aint)off, cnt,
+                              MPI_DOUBLE, win));
+        }
+    }
+    if (o->lock_all) {
+        MPI_CHECK(MPI_Win_flush(right, win));
+    } else {
+        MPI_CHECK(MPI_Win_unlock(right, win));
+    }
+    return bench_max_time(MPI_Wtime() - t0);
+}
+
 /* ---- one window kind ----------------------------------------------------------------- */
 
 static void run_kind(enum bench_win_kind kind, const options *o, results *res)
@@ -463,46 +480,15 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
 
     /* ---- Put / Get variants ---- */
     const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
-    const size_t chunk = o->transfer / sizeof(double);
     double *tp = t[0], *tg = t[1];
     if (o->lock_all) {
         MPI_CHECK(MPI_Win_lock_all(0, win));
     }
     for (int r = 0; r < o->reps; r++) { /* my a -> right neighbour's c */
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = MPI_Wtime();
-        if (!o->lock_all) {
-            MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
-        }
-        for (size_t off = 0; off < n; off += chunk) {
-            int cnt = (int)(n - off < chunk ? n - off : chunk);
-            MPI_CHECK(MPI_Put(a + off, cnt, MPI_DOUBLE, right, (MPI_Aint)(2 * n + off), cnt,
-                              MPI_DOUBLE, win));
-        }
-        if (o->lock_all) {
-            MPI_CHECK(MPI_Win_flush(right, win));
-        } else {
-            MPI_CHECK(MPI_Win_unlock(right, win));
-        }
-        tp[r] = bench_max_time(MPI_Wtime() - t0);
+        tp[r] = rma_pass(o, win, true, a, right);
     }
     for (int r = 0; r < o->reps; r++) { /* right neighbour's a -> my b */
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = MPI_Wtime();
-        if (!o->lock_all) {
-            MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
-        }
-        for (size_t off = 0; off < n; off += chunk) {
-            int cnt = (int)(n - off < chunk ? n - off : chunk);
-            MPI_CHECK(MPI_Get(b + off, cnt, MPI_DOUBLE, right, (MPI_Aint)off, cnt, MPI_DOUBLE,
-                              win));
-        }
-        if (o->lock_all) {
-            MPI_CHECK(MPI_Win_flush(right, win));
-        } else {
-            MPI_CHECK(MPI_Win_unlock(right, win));
-        }
-        tg[r] = bench_max_time(MPI_Wtime() - t0);
+        tg[r] = rma_pass(o, win, false, b, right);
     }
     if (o->lock_all) {
         MPI_CHECK(MPI_Win_unlock_all(win));
@@ -550,21 +536,13 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
 
 int main(int argc, char **argv)
 {
-    MPI_CHECK(MPI_Init(&argc, &argv));
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
-    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
+    bench_mpi_start(&argc, &argv, &g_rank, &g_size);
     options o = parse_options(argc, argv);
 
-    if (g_rank == 0) {
-        char lib[256];
-        bench_mpi_library(lib, sizeof lib);
-        fprintf(stderr,
-                "# mstream: %d ranks, %zu doubles per array, %.1f MiB window per rank, %d reps, "
-                "dir %s, transfer %zu B, %s, MPI: %s\n",
-                g_size, o.n, 3.0 * (double)o.n * sizeof(double) / 1048576.0, o.reps, o.dir,
-                o.transfer, o.lock_all ? "lock_all+flush" : "lock+unlock", lib);
-    }
+    bench_header("mstream: %d ranks, %zu doubles per array, %.1f MiB window per rank, %d reps, "
+                 "dir %s, transfer %zu B, %s",
+                 g_size, o.n, 3.0 * (double)o.n * sizeof(double) / 1048576.0, o.reps, o.dir,
+                 o.transfer, o.lock_all ? "lock_all+flush" : "lock+unlock");
 
     results res = {0};
     /* The write-back baselines: the same bytes written with write() + fsync(). */

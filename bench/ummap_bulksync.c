@@ -37,18 +37,17 @@ typedef struct {
 
 static void usage(const char *prog)
 {
-    fprintf(stderr,
-            "usage: %s [-m bytes] [-g bytes] [-p k[,k...]] [-D drivers] [-B bulk,individual]\n"
-            "          [-r reps] [-d dir]\n"
-            "  -m bytes   mapping size (default 64m)\n"
-            "  -g bytes   segment size (default 64k)\n"
-            "  -p list    dirty every k-th segment, one row set per k (default 1)\n"
-            "  -D list    I/O drivers: posix, direct, uring (default all three; a driver the\n"
-            "             engine refuses is reported as skipped)\n"
-            "  -B list    sync modes (default bulk,individual)\n"
-            "  -r reps    repetitions, the median is reported (default 5)\n"
-            "  -d dir     directory of the files (default $TIERIO_BENCH_DIR or /tmp)\n",
-            prog);
+    bench_usage("usage: %s [-m bytes] [-g bytes] [-p k[,k...]] [-D drivers] [-B bulk,individual]\n"
+                "          [-r reps] [-d dir]\n"
+                "  -m bytes   mapping size (default 64m)\n"
+                "  -g bytes   segment size (default 64k)\n"
+                "  -p list    dirty every k-th segment, one row set per k (default 1)\n"
+                "  -D list    I/O drivers: posix, direct, uring (default all three; a driver the\n"
+                "             engine refuses is reported as skipped)\n"
+                "  -B list    sync modes (default bulk,individual)\n"
+                "  -r reps    repetitions, the median is reported (default 5)\n"
+                "  -d dir     directory of the files (default $TIERIO_BENCH_DIR or /tmp)\n",
+                prog);
 }
 
 static options parse_options(int argc, char **argv)
@@ -58,7 +57,7 @@ static options parse_options(int argc, char **argv)
                  .nstrides = 1, .drivers = {posix, direct, uring}, .ndrivers = 3,
                  .modes = {true, true}, .dir = bench_default_dir()};
     int c;
-    while ((c = getopt(argc, argv, "m:g:p:D:B:r:d:h")) != -1) {
+    while ((c = bench_getopt(argc, argv, "m:g:p:D:B:r:d:h", usage)) != -1) {
         switch (c) {
         case 'm': o.size = (size_t)bench_parse_u64("-m", optarg); break;
         case 'g': o.seg_size = um_parse_segsize("-g", optarg); break;
@@ -77,36 +76,19 @@ static options parse_options(int argc, char **argv)
             }
             break;
         }
-        case 'D': {
-            o.ndrivers = 0;
-            char *save = NULL;
-            for (char *t = strtok_r(optarg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (o.ndrivers == 4) {
-                    bench_die("-D: at most 4 drivers");
-                }
-                o.drivers[o.ndrivers++] = t;
-            }
+        case 'D':
+            o.ndrivers = um_parse_drivers("-D", optarg, o.drivers, 4);
             if (o.ndrivers == 0) {
                 bench_die("-D: expected a list of drivers");
             }
             break;
-        }
         case 'B':
-            o.modes[0] = strstr(optarg, "individual") != NULL;
-            o.modes[1] = strstr(optarg, "bulk") != NULL;
-            if (!o.modes[0] && !o.modes[1]) {
-                bench_die("-B: expected bulk, individual or both");
-            }
+            bench_parse_either("-B", optarg, "individual", "bulk", "bulk, individual or both",
+                               o.modes);
             break;
         case 'r': o.reps = (int)bench_parse_u64("-r", optarg); break;
         case 'd': o.dir = optarg; break;
-        case 'h': usage(argv[0]); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     if (o.size < o.seg_size || o.size % o.seg_size != 0) {
         bench_die("-m: the size must be a positive multiple of the segment size");

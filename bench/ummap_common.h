@@ -20,6 +20,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -95,6 +96,22 @@ static inline size_t um_parse_segsize(const char *opt, const char *s)
         bench_die("option %s: %s is not a power of two of at least %ld bytes", opt, s, page);
     }
     return (size_t)v;
+}
+
+/* Comma list of I/O driver names (-D) into drivers[0..max): pointers into list, which
+ * strtok_r cuts up. The names are not checked here: the engine says which it refuses.
+ * Returns how many there are (0 for a list of commas only). */
+static inline int um_parse_drivers(const char *opt, char *list, char **drivers, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == max) {
+            bench_die("%s: at most %d drivers", opt, max);
+        }
+        drivers[n++] = t;
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -359,6 +376,84 @@ static inline void um_region_close(um_region *r)
         break;
     }
     r->base = NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* JSON fields shared by the MPI benchmarks (ummap_ior, ummap_prk)                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The ummap rows' engine settings: segment size and I/O driver (NULL: "default", i.e.
+ * UMMAP_DRIVER or posix). */
+static inline void um_json_engine(bench_json *j, size_t seg_size, const char *driver)
+{
+    bench_json_int(j, "seg_size", (long long)seg_size);
+    bench_json_str(j, "driver", driver != NULL ? driver : "default");
+}
+
+/* The tail of a row of method m, compared with the kernel's mmap (the seed's comparison)
+ * and with plain memory measured in the same run: baseline ("mmap"; null for mmap itself
+ * or when it did not run), ratio = mmap seconds / seconds, ratio_memory = memory seconds /
+ * seconds (null where the other did not run), verified. sec[k] is read only where bit k of
+ * have is set. */
+static inline void um_json_vs_mmap(bench_json *j, int m, const double *sec, unsigned have,
+                                   bool verified)
+{
+    bool base = m != UM_MMAP && (have & (1u << UM_MMAP));
+    bool mem = m != UM_MEMORY && (have & (1u << UM_MEMORY));
+    bench_json_str(j, "baseline", base ? "mmap" : NULL);
+    bench_json_num(j, "ratio", base ? sec[UM_MMAP] / sec[m] : NAN);
+    bench_json_num(j, "ratio_memory", mem ? sec[UM_MEMORY] / sec[m] : NAN);
+    bench_json_bool(j, "verified", verified);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Interruption of the programs that fork ummap processes (ummap_ooc, ummap_memmode)         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Such a program must leave nothing behind when it is interrupted: no child, file, cgroup
+ * or node-group object. Each has a cleanup() of its own (at exit, and after a signal) and
+ * a signal handler that only does what is async-signal-safe (stop its children and set
+ * um_signal); the run checks um_interrupted() where it can stop. A child inherits the exit
+ * handler, so cleanup() does nothing unless getpid() == um_parent. */
+static volatile sig_atomic_t um_signal __attribute__((unused)); /* 0: not interrupted */
+static pid_t um_parent __attribute__((unused));                  /* owns what is undone */
+static void (*um_cleanup)(void) __attribute__((unused));
+
+/* cleanup at exit; on_signal for SIGINT, SIGTERM and SIGHUP, without SA_RESTART so that a
+ * waitpid returns and the run stops. */
+static inline void um_catch_interrupts(void (*cleanup)(void), void (*on_signal)(int))
+{
+    um_parent = getpid();
+    um_cleanup = cleanup;
+    atexit(cleanup);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* In a forked child: the default actions again for the signals um_catch_interrupts
+ * catches (its handlers clean up for the parent, not for a child). */
+static inline void um_child_signals(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+}
+
+/* After a signal: undo what the run made, then die of that signal (as the caller of the
+ * program expects from an interrupted one). Nothing when no signal came. */
+static inline void um_interrupted(void)
+{
+    if (um_signal != 0) {
+        int sig = um_signal;
+        um_cleanup();
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */

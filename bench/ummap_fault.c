@@ -39,16 +39,15 @@ static long g_page;
 
 static void usage(const char *prog)
 {
-    fprintf(stderr,
-            "usage: %s [-n pages] [-g bytes] [-o seq,rnd] [-a kinds] [-r reps] [-d dir]\n"
-            "  -n pages   pages per mapping (default 4096)\n"
-            "  -g bytes   ummap segment size (default one page)\n"
-            "  -o list    page orders: seq, rnd (default both)\n"
-            "  -a list    access kinds (default all): read,read_cold,write,write_new,"
-            "write_after_read\n"
-            "  -r reps    repetitions (default 3)\n"
-            "  -d dir     directory of the file (default $TIERIO_BENCH_DIR or /tmp)\n",
-            prog);
+    bench_usage("usage: %s [-n pages] [-g bytes] [-o seq,rnd] [-a kinds] [-r reps] [-d dir]\n"
+                "  -n pages   pages per mapping (default 4096)\n"
+                "  -g bytes   ummap segment size (default one page)\n"
+                "  -o list    page orders: seq, rnd (default both)\n"
+                "  -a list    access kinds (default all): read,read_cold,write,write_new,"
+                "write_after_read\n"
+                "  -r reps    repetitions (default 3)\n"
+                "  -d dir     directory of the file (default $TIERIO_BENCH_DIR or /tmp)\n",
+                prog);
 }
 
 static options parse_options(int argc, char **argv)
@@ -56,16 +55,12 @@ static options parse_options(int argc, char **argv)
     options o = {.pages = 4096, .seg_size = (size_t)g_page, .reps = 3, .order = {true, true},
                  .access_mask = (1u << A_N) - 1, .dir = bench_default_dir()};
     int c;
-    while ((c = getopt(argc, argv, "n:g:o:a:r:d:h")) != -1) {
+    while ((c = bench_getopt(argc, argv, "n:g:o:a:r:d:h", usage)) != -1) {
         switch (c) {
         case 'n': o.pages = (size_t)bench_parse_u64("-n", optarg); break;
         case 'g': o.seg_size = um_parse_segsize("-g", optarg); break;
         case 'o':
-            o.order[0] = strstr(optarg, "seq") != NULL;
-            o.order[1] = strstr(optarg, "rnd") != NULL;
-            if (!o.order[0] && !o.order[1]) {
-                bench_die("-o: expected seq, rnd or seq,rnd");
-            }
+            bench_parse_either("-o", optarg, "seq", "rnd", "seq, rnd or seq,rnd", o.order);
             break;
         case 'a': {
             o.access_mask = 0;
@@ -87,13 +82,7 @@ static options parse_options(int argc, char **argv)
         }
         case 'r': o.reps = (int)bench_parse_u64("-r", optarg); break;
         case 'd': o.dir = optarg; break;
-        case 'h': usage(argv[0]); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     if (o.pages < 2 || o.reps < 1 || o.access_mask == 0) {
         bench_die("need at least 2 pages, 1 repetition and one access kind");

@@ -46,9 +46,7 @@ static const char *const pattern_name[2] = {"seq", "rnd"};
 
 static void usage(const char *prog)
 {
-    if (g_rank == 0) {
-        fprintf(stderr,
-                "usage: %s [-b bytes] [-t bytes] [-g bytes] [-S N] [-P seq,rnd] [-M methods]\n"
+    bench_usage("usage: %s [-b bytes] [-t bytes] [-g bytes] [-S N] [-P seq,rnd] [-M methods]\n"
                 "          [-D driver] [-r reps] [-d dir]\n"
                 "  -b bytes   block per process, k/m/g suffixes (default 64m; seed: 1g)\n"
                 "  -t bytes   transfer size (default 256k)\n"
@@ -60,7 +58,6 @@ static void usage(const char *prog)
                 "  -r reps    repetitions, the median is reported (default 3)\n"
                 "  -d dir     directory of the files (default $TIERIO_BENCH_DIR or /tmp)\n",
                 prog);
-    }
 }
 
 static options parse_options(int argc, char **argv)
@@ -69,30 +66,21 @@ static options parse_options(int argc, char **argv)
                  .reps = 3, .dir = bench_default_dir(), .methods = 0xfu,
                  .pattern = {true, true}};
     int c;
-    while ((c = getopt(argc, argv, "b:t:g:S:P:M:D:r:d:h")) != -1) {
+    while ((c = bench_getopt(argc, argv, "b:t:g:S:P:M:D:r:d:h", usage)) != -1) {
         switch (c) {
         case 'b': o.block = (size_t)bench_parse_u64("-b", optarg); break;
         case 't': o.transfer = (size_t)bench_parse_u64("-t", optarg); break;
         case 'g': o.seg_size = um_parse_segsize("-g", optarg); break;
         case 'S': o.sync_every = bench_parse_u64("-S", optarg); break;
         case 'P':
-            o.pattern[0] = strstr(optarg, "seq") != NULL;
-            o.pattern[1] = strstr(optarg, "rnd") != NULL;
-            if (!o.pattern[0] && !o.pattern[1]) {
-                bench_die("-P: expected seq, rnd or seq,rnd");
-            }
+            bench_parse_either("-P", optarg, pattern_name[0], pattern_name[1],
+                               "seq, rnd or seq,rnd", o.pattern);
             break;
         case 'M': o.methods = um_parse_methods("-M", optarg); break;
         case 'D': o.driver = optarg; break;
         case 'r': o.reps = (int)bench_parse_u64("-r", optarg); break;
         case 'd': o.dir = optarg; break;
-        case 'h': usage(argv[0]); MPI_Finalize(); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     if (o.transfer < STAMP_STRIDE || o.transfer % STAMP_STRIDE != 0) {
         bench_die("-t: the transfer size must be a multiple of %d", STAMP_STRIDE);
@@ -202,14 +190,16 @@ static void print_results(const options *o, const results *res)
     }
     for (int pat = 0; pat < 2; pat++) {
         for (int ph = 0; ph < PH_N; ph++) {
+            unsigned have = 0;
+            for (int m = 0; m < UM_NMETHODS; m++) {
+                have |= res->have[pat][ph][m] ? 1u << m : 0u;
+            }
             for (int m = 0; m < UM_NMETHODS; m++) {
                 if (!res->have[pat][ph][m]) {
                     continue;
                 }
                 double bytes = (double)o->block * g_size;
                 double sec = res->sec[pat][ph][m], gbps = bytes / sec / 1e9;
-                bool base = m != UM_MMAP && res->have[pat][ph][UM_MMAP];
-                bool mem = m != UM_MEMORY && res->have[pat][ph][UM_MEMORY];
                 bench_json j;
                 bench_json_begin(&j, "ummap_ior");
                 bench_json_str(&j, "pattern", pattern_name[pat]);
@@ -223,8 +213,7 @@ static void print_results(const options *o, const results *res)
                 bench_json_int(&j, "transfer", (long long)o->transfer);
                 if (m == UM_UMMAP) {
                     const tio_ummap_stats_t *s = &res->stats[pat][ph];
-                    bench_json_int(&j, "seg_size", (long long)o->seg_size);
-                    bench_json_str(&j, "driver", o->driver != NULL ? o->driver : "default");
+                    um_json_engine(&j, o->seg_size, o->driver);
                     bench_json_int(&j, "seg_reads", (long long)s->seg_reads);
                     bench_json_int(&j, "seg_writes", (long long)s->seg_writes);
                     bench_json_int(&j, "write_ops", (long long)s->write_ops);
@@ -232,12 +221,7 @@ static void print_results(const options *o, const results *res)
                 bench_json_num(&j, "bytes", bytes);
                 bench_json_num(&j, "seconds", sec);
                 bench_json_num(&j, "GBps", gbps);
-                bench_json_str(&j, "baseline", base ? "mmap" : NULL);
-                bench_json_num(&j, "ratio",
-                               base ? res->sec[pat][ph][UM_MMAP] / sec : NAN);
-                bench_json_num(&j, "ratio_memory",
-                               mem ? res->sec[pat][ph][UM_MEMORY] / sec : NAN);
-                bench_json_bool(&j, "verified", res->ok[pat][ph][m]);
+                um_json_vs_mmap(&j, m, res->sec[pat][ph], have, res->ok[pat][ph][m]);
                 bench_json_end(&j);
             }
         }
@@ -425,19 +409,11 @@ static void run(const options *o, results *res)
 
 int main(int argc, char **argv)
 {
-    MPI_CHECK(MPI_Init(&argc, &argv));
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
-    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
+    bench_mpi_start(&argc, &argv, &g_rank, &g_size);
     options o = parse_options(argc, argv);
-    if (g_rank == 0) {
-        char lib[256];
-        bench_mpi_library(lib, sizeof lib);
-        fprintf(stderr,
-                "# ummap_ior: %d ranks, block %zu B per rank, transfer %zu B, ummap segment "
-                "%zu B, sync every %llu transfers (synced variant), %d reps, dir %s, MPI: %s\n",
-                g_size, o.block, o.transfer, o.seg_size, o.sync_every, o.reps, o.dir, lib);
-    }
+    bench_header("ummap_ior: %d ranks, block %zu B per rank, transfer %zu B, ummap segment "
+                 "%zu B, sync every %llu transfers (synced variant), %d reps, dir %s",
+                 g_size, o.block, o.transfer, o.seg_size, o.sync_every, o.reps, o.dir);
     results res;
     memset(&res, 0, sizeof res);
     run(&o, &res);

@@ -40,19 +40,18 @@ typedef struct {
 
 static void usage(const char *prog)
 {
-    fprintf(stderr,
-            "usage: %s [-n procs] [-m bytes] [-D seconds] [-k reps] [-g bytes] [-p policy]\n"
-            "          [-r reps] [-s seed] [-d dir]\n"
-            "  -n procs   processes (default 8, at most %d)\n"
-            "  -m bytes   node memory limit UMMAP_MEM_LIMIT (default 256m)\n"
-            "  -D sec     delay between process starts (default 0.1)\n"
-            "  -k reps    STREAM repetitions per process (default 10)\n"
-            "  -g bytes   segment size (default 1m)\n"
-            "  -p policy  evict policy 0..5 (default 0, FIFO)\n"
-            "  -r reps    repetitions of the static/dynamic pair (default 1)\n"
-            "  -s seed    seed of the sizes (default 1)\n"
-            "  -d dir     directory of the files (default $TIERIO_BENCH_DIR or /tmp)\n",
-            prog, MAXP);
+    bench_usage("usage: %s [-n procs] [-m bytes] [-D seconds] [-k reps] [-g bytes] [-p policy]\n"
+                "          [-r reps] [-s seed] [-d dir]\n"
+                "  -n procs   processes (default 8, at most %d)\n"
+                "  -m bytes   node memory limit UMMAP_MEM_LIMIT (default 256m)\n"
+                "  -D sec     delay between process starts (default 0.1)\n"
+                "  -k reps    STREAM repetitions per process (default 10)\n"
+                "  -g bytes   segment size (default 1m)\n"
+                "  -p policy  evict policy 0..5 (default 0, FIFO)\n"
+                "  -r reps    repetitions of the static/dynamic pair (default 1)\n"
+                "  -s seed    seed of the sizes (default 1)\n"
+                "  -d dir     directory of the files (default $TIERIO_BENCH_DIR or /tmp)\n",
+                prog, MAXP);
 }
 
 static options parse_options(int argc, char **argv)
@@ -61,7 +60,7 @@ static options parse_options(int argc, char **argv)
                  .limit = 256u << 20, .seg_size = 1u << 20, .delay = 0.1, .seed = 1,
                  .dir = bench_default_dir()};
     int c;
-    while ((c = getopt(argc, argv, "n:m:D:k:g:p:r:s:d:h")) != -1) {
+    while ((c = bench_getopt(argc, argv, "n:m:D:k:g:p:r:s:d:h", usage)) != -1) {
         switch (c) {
         case 'n': o.nprocs = (int)bench_parse_u64("-n", optarg); break;
         case 'm': o.limit = (size_t)bench_parse_u64("-m", optarg); break;
@@ -72,13 +71,7 @@ static options parse_options(int argc, char **argv)
         case 'r': o.reps = (int)bench_parse_u64("-r", optarg); break;
         case 's': o.seed = bench_parse_u64("-s", optarg); break;
         case 'd': o.dir = optarg; break;
-        case 'h': usage(argv[0]); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     if (o.nprocs < 1 || o.nprocs > MAXP) {
         bench_die("-n: 1..%d processes", MAXP);
@@ -203,12 +196,10 @@ static pid_t g_pids[MAXP];
 static char g_paths[MAXP][4096];
 static char g_key[64];
 static int g_npids;
-static pid_t g_parent;
-static volatile sig_atomic_t g_signal;
 
 static void cleanup(void)
 {
-    if (getpid() != g_parent) { /* a child inherits the exit handler: it owns nothing */
+    if (getpid() != um_parent) { /* a child inherits the exit handler: it owns nothing */
         return;
     }
     bool killed = false;
@@ -226,24 +217,14 @@ static void cleanup(void)
     }
 }
 
-/* Only what is async-signal-safe: stop the children; the rest is done by interrupted(). */
+/* Only what is async-signal-safe: stop the children; the rest is done by um_interrupted(). */
 static void on_signal(int sig)
 {
-    g_signal = sig;
+    um_signal = sig;
     for (int i = 0; i < g_npids; i++) {
         if (g_pids[i] > 0) {
             kill(g_pids[i], SIGKILL);
         }
-    }
-}
-
-static void interrupted(void)
-{
-    if (g_signal != 0) {
-        int sig = g_signal;
-        cleanup();
-        signal(sig, SIG_DFL);
-        raise(sig);
     }
 }
 
@@ -257,7 +238,7 @@ static double run_group(const options *o, const char *mode, int rep, const size_
     snprintf(limit, sizeof limit, "%zu", o->limit);
     snprintf(procs, sizeof procs, "%d", o->nprocs);
     snprintf(g_key, sizeof g_key, "%s", key);
-    interrupted();
+    um_interrupted();
     fflush(NULL);
     /* no signal between a fork and the record of its pid: the handler must see them all */
     sigset_t block, old;
@@ -277,9 +258,7 @@ static double run_group(const options *o, const char *mode, int rep, const size_
         pid_t pid = fork();
         SYS_CHECK(pid >= 0, "fork");
         if (pid == 0) {
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            signal(SIGHUP, SIG_DFL);
+            um_child_signals();
             sigprocmask(SIG_SETMASK, &old, NULL);
             for (int j = 0; j <= i; j++) {
                 close(pfd[j][0]);
@@ -325,9 +304,9 @@ static double run_group(const options *o, const char *mode, int rep, const size_
         }
     }
     g_npids = 0;
-    if (g_signal != 0) {
+    if (um_signal != 0) {
         um_remove_node_objects(key); /* every member was killed */
-        interrupted();
+        um_interrupted();
     }
     return makespan;
 }
@@ -335,15 +314,7 @@ static double run_group(const options *o, const char *mode, int rep, const size_
 int main(int argc, char **argv)
 {
     options o = parse_options(argc, argv);
-    g_parent = getpid();
-    atexit(cleanup);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal; /* no SA_RESTART: waitpid returns, the run stops */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    um_catch_interrupts(cleanup, on_signal);
 
     /* sizes: uniform between the share and 4 shares, whole segments, multiple of 48 bytes
      * (three arrays of doubles) by construction of the segment multiple */

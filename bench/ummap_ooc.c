@@ -49,24 +49,25 @@ typedef struct {
 
 static void usage(const char *prog)
 {
-    fprintf(stderr,
-            "usage: %s [-m bytes] [-w bytes] [-t bytes] [-g bytes] [-n ops] [-H bytes]\n"
-            "          [-p policy] [-D drivers] [-M methods] [-T seconds] [-s seed] [-d dir]\n"
-            "  -m bytes   memory limit: the cgroup's limit (default 128m)\n"
-            "  -w bytes   working set, the file size (default twice the limit)\n"
-            "  -t bytes   read-modify-write size (default 256k)\n"
-            "  -g bytes   ummap segment size (default the transfer size)\n"
-            "  -n ops     read-modify-writes (default 2 * working set / transfer)\n"
-            "  -H bytes   limit - UMMAP_MEM_LIMIT, room for what is not segments\n"
-            "             (default max(16m, limit/8))\n"
-            "  -p policy  ummap evict policy 0..5 (FIFO LIFO PLRU PRND WIRO_F WIRO_L; default 0)\n"
-            "  -D list    ummap I/O drivers, one ummap run each: posix, direct, uring\n"
-            "             (default: one run with UMMAP_DRIVER, else posix)\n"
-            "  -M list    methods: memory,ummap,mmap,posix (default all)\n"
-            "  -T sec     stop a method after this long and report it as timed out (default 600)\n"
-            "  -s seed    seed of the random offsets (default 1)\n"
-            "  -d dir     directory of the file (default $TIERIO_BENCH_DIR or /tmp)\n",
-            prog);
+    bench_usage("usage: %s [-m bytes] [-w bytes] [-t bytes] [-g bytes] [-n ops] [-H bytes]\n"
+                "          [-p policy] [-D drivers] [-M methods] [-T seconds] [-s seed] [-d dir]\n"
+                "  -m bytes   memory limit: the cgroup's limit (default 128m)\n"
+                "  -w bytes   working set, the file size (default twice the limit)\n"
+                "  -t bytes   read-modify-write size (default 256k)\n"
+                "  -g bytes   ummap segment size (default the transfer size)\n"
+                "  -n ops     read-modify-writes (default 2 * working set / transfer)\n"
+                "  -H bytes   limit - UMMAP_MEM_LIMIT, room for what is not segments\n"
+                "             (default max(16m, limit/8))\n"
+                "  -p policy  ummap evict policy 0..5 (FIFO LIFO PLRU PRND WIRO_F WIRO_L; "
+                "default 0)\n"
+                "  -D list    ummap I/O drivers, one ummap run each: posix, direct, uring\n"
+                "             (default: one run with UMMAP_DRIVER, else posix)\n"
+                "  -M list    methods: memory,ummap,mmap,posix (default all)\n"
+                "  -T sec     stop a method after this long and report it as timed out "
+                "(default 600)\n"
+                "  -s seed    seed of the random offsets (default 1)\n"
+                "  -d dir     directory of the file (default $TIERIO_BENCH_DIR or /tmp)\n",
+                prog);
 }
 
 static options parse_options(int argc, char **argv)
@@ -75,7 +76,7 @@ static options parse_options(int argc, char **argv)
                  .methods = 0xfu, .timeout = 600, .seed = 1, .dir = bench_default_dir()};
     bool headroom_set = false;
     int c;
-    while ((c = getopt(argc, argv, "m:w:t:g:n:H:p:D:M:T:s:d:h")) != -1) {
+    while ((c = bench_getopt(argc, argv, "m:w:t:g:n:H:p:D:M:T:s:d:h", usage)) != -1) {
         switch (c) {
         case 'm': o.limit = (size_t)bench_parse_u64("-m", optarg); break;
         case 'w': o.wset = (size_t)bench_parse_u64("-w", optarg); break;
@@ -84,28 +85,12 @@ static options parse_options(int argc, char **argv)
         case 'n': o.ops = bench_parse_u64("-n", optarg); break;
         case 'H': o.headroom = (size_t)bench_parse_u64("-H", optarg), headroom_set = true; break;
         case 'p': o.ptype = (int)bench_parse_u64("-p", optarg); break;
-        case 'D': {
-            o.ndrivers = 0;
-            char *save = NULL;
-            for (char *t = strtok_r(optarg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (o.ndrivers == 4) {
-                    bench_die("-D: at most 4 drivers");
-                }
-                o.drivers[o.ndrivers++] = t;
-            }
-            break;
-        }
+        case 'D': o.ndrivers = um_parse_drivers("-D", optarg, o.drivers, 4); break;
         case 'M': o.methods = um_parse_methods("-M", optarg); break;
         case 'T': o.timeout = bench_parse_double("-T", optarg); break;
         case 's': o.seed = bench_parse_u64("-s", optarg); break;
         case 'd': o.dir = optarg; break;
-        case 'h': usage(argv[0]); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     if (o.transfer < 8 || o.transfer % 8 != 0) {
         bench_die("-t: the transfer size must be a positive multiple of 8");
@@ -148,12 +133,10 @@ static char g_cgroup[4096];      /* the cgroup we made, "" when none */
 static char g_file[4096];        /* the data file, "" when none */
 static char g_key[64];           /* UMMAP_NODE_KEY of a running ummap child, "" when none */
 static volatile pid_t g_child;   /* a running child, 0 when none */
-static pid_t g_parent;
-static volatile sig_atomic_t g_signal;
 
 static void cleanup(void)
 {
-    if (getpid() != g_parent) { /* a child inherits the exit handler: it owns nothing */
+    if (getpid() != um_parent) { /* a child inherits the exit handler: it owns nothing */
         return;
     }
     if (g_child > 0) {
@@ -179,22 +162,12 @@ static void cleanup(void)
     }
 }
 
-/* Only what is async-signal-safe: stop the child; the rest is done by interrupted(). */
+/* Only what is async-signal-safe: stop the child; the rest is done by um_interrupted(). */
 static void on_signal(int sig)
 {
-    g_signal = sig;
+    um_signal = sig;
     if (g_child > 0) {
         kill(g_child, SIGKILL);
-    }
-}
-
-static void interrupted(void)
-{
-    if (g_signal != 0) {
-        int sig = g_signal;
-        cleanup();
-        signal(sig, SIG_DFL);
-        raise(sig);
     }
 }
 
@@ -462,9 +435,7 @@ static void run_method(const options *o, enum um_method m, const uint32_t *seq,
     pid_t pid = fork();
     SYS_CHECK(pid >= 0, "fork");
     if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
+        um_child_signals();
         close(pfd[0]);
         if (mr->confined) {
             char path[4200], val[32];
@@ -500,7 +471,7 @@ static void run_method(const options *o, enum um_method m, const uint32_t *seq,
     int status = 0;
     double deadline = um_now() + o->timeout;
     for (;;) {
-        interrupted();
+        um_interrupted();
         pid_t w = waitpid(pid, &status, WNOHANG);
         SYS_CHECK(w >= 0 || errno == EINTR, "waitpid");
         if (w == pid) {
@@ -520,7 +491,7 @@ static void run_method(const options *o, enum um_method m, const uint32_t *seq,
         um_remove_node_objects(g_key); /* killed: its node group's object stays behind */
     }
     g_key[0] = '\0';
-    interrupted();
+    um_interrupted();
     ssize_t got = read(pfd[0], &mr->res, sizeof mr->res);
     close(pfd[0]);
 
@@ -631,15 +602,7 @@ static void print_result(const options *o, enum um_method m, const method_result
 int main(int argc, char **argv)
 {
     options o = parse_options(argc, argv);
-    g_parent = getpid();
-    atexit(cleanup);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    um_catch_interrupts(cleanup, on_signal);
 
     char cg_parent[3000], why[512] = "";
     bool have_cg = cgroup_parent(cg_parent, sizeof cg_parent, why, sizeof why);
@@ -675,7 +638,7 @@ int main(int argc, char **argv)
             options od = o;
             od.driver = m == UM_UMMAP && o.ndrivers > 0 ? o.drivers[d] : NULL;
             run_method(&od, m, seq, have_cg ? cg_parent : NULL, &res[m]);
-            interrupted();
+            um_interrupted();
             print_result(&od, m, &res[m], have_base ? &res[UM_MMAP] : NULL, NULL);
             if (!res[m].ran) {
                 fprintf(stderr, "ummap_ooc: %s: %s\n", um_method_name(m), res[m].error);

@@ -42,9 +42,7 @@ static const char *const kernel_name[2] = {"stencil", "transpose"};
 
 static void usage(const char *prog)
 {
-    if (g_rank == 0) {
-        fprintf(stderr,
-                "usage: %s [-n tile] [-N order] [-i iters] [-S every] [-K kernels] [-M methods]\n"
+    bench_usage("usage: %s [-n tile] [-N order] [-i iters] [-S every] [-K kernels] [-M methods]\n"
                 "          [-g bytes] [-D driver] [-r reps] [-d dir]\n"
                 "  -n tile    stencil tile per rank, n x n doubles (default 1024; seed 4096)\n"
                 "  -N order   transpose matrix order, a multiple of the ranks (default 2048)\n"
@@ -57,7 +55,6 @@ static void usage(const char *prog)
                 "  -r reps    repetitions, the median is reported (default 1)\n"
                 "  -d dir     directory of the files (default $TIERIO_BENCH_DIR or /tmp)\n",
                 prog);
-    }
 }
 
 static options parse_options(int argc, char **argv)
@@ -66,31 +63,22 @@ static options parse_options(int argc, char **argv)
                  .sync_every = 25, .reps = 1, .kernel = {true, true}, .methods = 0xfu,
                  .dir = bench_default_dir()};
     int c;
-    while ((c = getopt(argc, argv, "n:N:i:S:K:M:g:D:r:d:h")) != -1) {
+    while ((c = bench_getopt(argc, argv, "n:N:i:S:K:M:g:D:r:d:h", usage)) != -1) {
         switch (c) {
         case 'n': o.n = (size_t)bench_parse_u64("-n", optarg); break;
         case 'N': o.order = (size_t)bench_parse_u64("-N", optarg); break;
         case 'i': o.iters = (int)bench_parse_u64("-i", optarg); break;
         case 'S': o.sync_every = (int)bench_parse_u64("-S", optarg); break;
         case 'K':
-            o.kernel[0] = strstr(optarg, "stencil") != NULL;
-            o.kernel[1] = strstr(optarg, "transpose") != NULL;
-            if (!o.kernel[0] && !o.kernel[1]) {
-                bench_die("-K: expected stencil, transpose or both");
-            }
+            bench_parse_either("-K", optarg, kernel_name[0], kernel_name[1],
+                               "stencil, transpose or both", o.kernel);
             break;
         case 'M': o.methods = um_parse_methods("-M", optarg); break;
         case 'g': o.seg_size = um_parse_segsize("-g", optarg); break;
         case 'D': o.driver = optarg; break;
         case 'r': o.reps = (int)bench_parse_u64("-r", optarg); break;
         case 'd': o.dir = optarg; break;
-        case 'h': usage(argv[0]); MPI_Finalize(); exit(0);
-        default: usage(argv[0]); bench_die("bad command line");
         }
-    }
-    if (optind < argc) {
-        usage(argv[0]);
-        bench_die("unexpected argument '%s'", argv[optind]);
     }
     if (o.n < 2 * RADIUS + 1) {
         bench_die("-n: the tile must be at least %d", 2 * RADIUS + 1);
@@ -342,19 +330,11 @@ static double run_one(const options *o, int kernel, enum um_method m, bool *ok,
 
 int main(int argc, char **argv)
 {
-    MPI_CHECK(MPI_Init(&argc, &argv));
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
-    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
+    bench_mpi_start(&argc, &argv, &g_rank, &g_size);
     options o = parse_options(argc, argv);
-    if (g_rank == 0) {
-        char lib[256];
-        bench_mpi_library(lib, sizeof lib);
-        fprintf(stderr, "# ummap_prk: %d ranks, stencil tile %zu^2 (radius %d), transpose order "
-                "%zu, %d iterations, sync every %d, ummap segment %zu B, %d reps, dir %s, MPI: "
-                "%s\n", g_size, o.n, RADIUS, o.order, o.iters, o.sync_every, o.seg_size, o.reps,
-                o.dir, lib);
-    }
+    bench_header("ummap_prk: %d ranks, stencil tile %zu^2 (radius %d), transpose order %zu, "
+                 "%d iterations, sync every %d, ummap segment %zu B, %d reps, dir %s",
+                 g_size, o.n, RADIUS, o.order, o.iters, o.sync_every, o.seg_size, o.reps, o.dir);
     for (int k = 0; k < 2; k++) {
         if (!o.kernel[k]) {
             continue;
@@ -377,7 +357,6 @@ int main(int argc, char **argv)
             sec[m] = bench_median(t, o.reps);
         }
         free(t);
-        bool have_mmap = o.methods & (1u << UM_MMAP), have_mem = o.methods & (1u << UM_MEMORY);
         for (int m = 0; m < UM_NMETHODS && g_rank == 0; m++) {
             if (!(o.methods & (1u << m))) {
                 continue;
@@ -394,18 +373,13 @@ int main(int argc, char **argv)
             bench_json_int(&j, "bytes_per_rank", (long long)bytes);
             bench_json_int(&j, "reps", o.reps);
             if (m == UM_UMMAP) {
-                bench_json_int(&j, "seg_size", (long long)o.seg_size);
-                bench_json_str(&j, "driver", o.driver != NULL ? o.driver : "default");
+                um_json_engine(&j, o.seg_size, o.driver);
                 bench_json_int(&j, "seg_writes", (long long)st.seg_writes);
                 bench_json_int(&j, "write_faults", (long long)st.write_faults);
             }
             bench_json_num(&j, "seconds", sec[m]);
             bench_json_num(&j, "seconds_per_iteration", sec[m] / o.iters);
-            bench_json_str(&j, "baseline", have_mmap && m != UM_MMAP ? "mmap" : NULL);
-            bench_json_num(&j, "ratio", have_mmap && m != UM_MMAP ? sec[UM_MMAP] / sec[m] : NAN);
-            bench_json_num(&j, "ratio_memory",
-                           have_mem && m != UM_MEMORY ? sec[UM_MEMORY] / sec[m] : NAN);
-            bench_json_bool(&j, "verified", ok[m]);
+            um_json_vs_mmap(&j, m, sec, o.methods, ok[m]);
             bench_json_end(&j);
         }
     }

@@ -91,24 +91,6 @@ struct pos {
 
 static uint64_t size_of(const struct pos *p) { return p->s->files[p->file]->size; }
 
-static int pwrite_all(int fd, const char *buf, size_t len, uint64_t off)
-{
-    while (len) {
-        ssize_t w = pwrite(fd, buf, len, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
-            return -1;
-        }
-        buf += w;
-        len -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
-}
-
 /* Close the current receive file: check it, sync it (removed on failure). */
 static void finish_recv_file(struct pos *p, struct tio_err *err)
 {
@@ -236,7 +218,7 @@ int tio_partner_exchange(struct tio_ckpt *ck, int nsend, const struct tio_stream
                 continue;
             if (i >= nsend) {
                 q->crc = tio_crc32c(q->crc, q->buf, (size_t)q->piece);
-                if (q->fd >= 0 && pwrite_all(q->fd, q->buf, (size_t)q->piece, q->off) < 0) {
+                if (q->fd >= 0 && tio_ckpt_pwrite_all(q->fd, q->buf, (size_t)q->piece, q->off) < 0) {
                     tio_err_errno(err, errno, "cannot write \"%s\"", q->s->paths[q->file]);
                     close(q->fd);
                     q->fd = -1;

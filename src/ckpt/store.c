@@ -274,11 +274,12 @@ int tio_ckpt_prune(const char *setdir, int keep, long long protect, struct tio_e
     return rc;
 }
 
-int tio_ckpt_write_all(int fd, const void *buf, size_t len)
+/* Both writers in one loop: at = NULL writes at the file's offset (write), else at *at
+ * (pwrite), which moves on with the data. A write of 0 bytes means a full file system. */
+static int write_all(int fd, const char *p, size_t len, uint64_t *at)
 {
-    const char *p = buf;
     while (len) {
-        ssize_t w = write(fd, p, len);
+        ssize_t w = at ? pwrite(fd, p, len, (off_t)*at) : write(fd, p, len);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -288,8 +289,20 @@ int tio_ckpt_write_all(int fd, const void *buf, size_t len)
         }
         p += w;
         len -= (size_t)w;
+        if (at)
+            *at += (uint64_t)w;
     }
     return 0;
+}
+
+int tio_ckpt_write_all(int fd, const void *buf, size_t len)
+{
+    return write_all(fd, buf, len, NULL);
+}
+
+int tio_ckpt_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+    return write_all(fd, buf, len, &off);
 }
 
 /* Read fd to its end, summing (and copying to out when out >= 0); *bytes is what was read. */

@@ -70,7 +70,11 @@ int tio_ckpt_file_matches(const char *path, uint64_t size, uint32_t crc, struct 
 int tio_ckpt_copy_file(const char *src, const char *dst, uint64_t size, uint32_t crc,
                        struct tio_err *err);
 
-/* Write all of buf to fd at its current offset (retrying short writes). 0 or -1 (errno). */
+/* Write all of buf to fd at its current offset (retrying short writes). 0 or -1 (errno;
+ * ENOSPC when the file system takes nothing more). */
 int tio_ckpt_write_all(int fd, const void *buf, size_t len);
+
+/* The same at file offset off (pwrite; the file's offset is left alone). */
+int tio_ckpt_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif

@@ -59,6 +59,65 @@ static void expect_attrs(MPI_Win win, int flavor, void *base, MPI_Aint size, int
              du ? *du : -1, disp_unit);
 }
 
+/* A new info asking for a storage window: alloc_type=storage, the file and the offset
+ * under <prefix>filename and <prefix>offset (prefix "storage_alloc_", or the alias
+ * "swin_"), then the key/value pairs of more (NULL-terminated; NULL for none). */
+static MPI_Info storage_hints(const char *prefix, const char *file, uint64_t off,
+                              const char *const *more)
+{
+    MPI_Info info;
+    char key[64];
+    TT_MPI(MPI_Info_create(&info));
+    tt_info_set(info, "alloc_type", "storage");
+    snprintf(key, sizeof key, "%sfilename", prefix);
+    tt_info_set(info, key, file);
+    snprintf(key, sizeof key, "%soffset", prefix);
+    tt_info_setf(info, key, "%" PRIu64, off);
+    for (; more && more[0]; more += 2)
+        tt_info_set(info, more[0], more[1]);
+    return info;
+}
+
+/* MPI_Win_allocate of size bytes (displacement unit du) on storage, asked for with
+ * storage_hints(prefix, file, off, more); the window's base goes to *(void **)base. */
+static MPI_Win allocate_on_storage(MPI_Aint size, int du, const char *prefix, const char *file,
+                                   uint64_t off, const char *const *more, void *base)
+{
+    MPI_Info info = storage_hints(prefix, file, off, more);
+    MPI_Win win;
+    TT_MPI(MPI_Win_allocate(size, du, info, MPI_COMM_WORLD, base, &win));
+    MPI_Info_free(&info);
+    return win;
+}
+
+/* MPI_Win_get_info reports a storage window in file at off, the fraction `factor` of it
+ * really on storage, and the key/value pairs of more (canonical names, NULL-terminated). */
+static void expect_storage_info(MPI_Win win, const char *file, uint64_t off, double factor,
+                                const char *const *more, const char *ctx)
+{
+    MPI_Info used;
+    TT_MPI(MPI_Win_get_info(win, &used));
+    expect_info(used, "alloc_type", "storage", ctx);
+    expect_info(used, "storage_alloc_filename", file, ctx);
+    char offs[32];
+    snprintf(offs, sizeof offs, "%" PRIu64, off);
+    expect_info(used, "storage_alloc_offset", offs, ctx);
+    expect_factor(used, factor, ctx);
+    for (; more && more[0]; more += 2)
+        expect_info(used, more[0], more[1], ctx);
+    MPI_Info_free(&used);
+}
+
+/* Free a window whose file was asked for with storage_alloc_unlink=true: it must be gone
+ * once every rank has freed the window. */
+static void free_expect_unlinked(MPI_Win *win, const char *file, const char *ctx)
+{
+    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TT_MPI(MPI_Win_free(win));
+    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TT_CHECK(!tt_exists(file), "%s: storage_alloc_unlink=true left \"%s\"", ctx, file);
+}
+
 static void expect_mode(const char *file, mode_t want, const char *ctx)
 {
     struct stat st;
@@ -77,45 +136,28 @@ static void case_canonical(void)
     char file[PATH_MAX];
     tt_path(file, sizeof file, "canonical.dat");
     const uint64_t off = 48 + (uint64_t)tt_rank * 32768;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    tt_info_set(info, "alloc_type", "storage");
-    tt_info_set(info, "storage_alloc_filename", file);
-    tt_info_setf(info, "storage_alloc_offset", "%" PRIu64, off);
-    tt_info_set(info, "storage_alloc_factor", "0.5");
-    tt_info_set(info, "storage_alloc_order", "storage_first");
-    tt_info_set(info, "storage_alloc_unlink", "true");
-    tt_info_set(info, "storage_alloc_discard", "false");
-    tt_info_set(info, "access_style", "random");
+    const char *const hints[] = {"storage_alloc_factor", "0.5",
+                                 "storage_alloc_order", "storage_first",
+                                 "storage_alloc_unlink", "true",
+                                 "storage_alloc_discard", "false",
+                                 "access_style", "random", NULL};
     void *base;
-    MPI_Win win;
-    TT_MPI(MPI_Win_allocate(S, 4, info, MPI_COMM_WORLD, &base, &win));
-    MPI_Info_free(&info);
+    MPI_Win win = allocate_on_storage(S, 4, "storage_alloc_", file, off, hints, &base);
 
-    MPI_Info used;
-    TT_MPI(MPI_Win_get_info(win, &used));
-    expect_info(used, "alloc_type", "storage", ctx);
-    expect_info(used, "storage_alloc_filename", file, ctx);
-    char offs[32];
-    snprintf(offs, sizeof offs, "%" PRIu64, off);
-    expect_info(used, "storage_alloc_offset", offs, ctx);
     /* storage_first: the storage part ends on a page boundary of the file */
     size_t delta = off % page, want = (size_t)S / 2;
     size_t sto = round_up(delta + want, page) - delta;
-    expect_factor(used, (double)sto / (double)S, ctx);
-    expect_info(used, "storage_alloc_order", "storage_first", ctx);
-    expect_info(used, "storage_alloc_hugepages", "false", ctx); /* auto, access_style=random */
-    expect_info(used, "storage_alloc_unlink", "true", ctx);
-    expect_info(used, "storage_alloc_discard", "false", ctx);
-    expect_info(used, "file_perm", "0600", ctx);
-    expect_info(used, "access_style", "random", ctx);
-    MPI_Info_free(&used);
+    const char *const reported[] = {"storage_alloc_order", "storage_first",
+                                    /* auto, access_style=random: */
+                                    "storage_alloc_hugepages", "false",
+                                    "storage_alloc_unlink", "true",
+                                    "storage_alloc_discard", "false",
+                                    "file_perm", "0600",
+                                    "access_style", "random", NULL};
+    expect_storage_info(win, file, off, (double)sto / (double)S, reported, ctx);
     expect_attrs(win, MPI_WIN_FLAVOR_ALLOCATE, base, S, 4, ctx);
     expect_mode(file, 0600, "default file_perm under umask 022");
-    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    TT_MPI(MPI_Win_free(&win));
-    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    TT_CHECK(!tt_exists(file), "%s: storage_alloc_unlink=true left \"%s\"", ctx, file);
+    free_expect_unlinked(&win, file, ctx);
 }
 
 /* The swin_* aliases, reported under the canonical names; memory_first; file_perm. */
@@ -126,37 +168,22 @@ static void case_aliases(void)
     char file[PATH_MAX];
     tt_path(file, sizeof file, "aliases.dat");
     const uint64_t off = (uint64_t)tt_rank * 8 * page; /* memory_first: page-aligned */
-    MPI_Info info;
-    MPI_Info_create(&info);
-    tt_info_set(info, "alloc_type", "storage");
-    tt_info_set(info, "swin_filename", file);
-    tt_info_setf(info, "swin_offset", "%" PRIu64, off);
-    tt_info_set(info, "swin_factor", "0.25");
-    tt_info_set(info, "swin_order", "memory_first");
-    tt_info_set(info, "swin_unlink", "false");
-    tt_info_set(info, "swin_impl", "mmap");
-    tt_info_set(info, "storage_alloc_discard", "true");
-    tt_info_set(info, "file_perm", "0640");
+    const char *const hints[] = {"swin_factor", "0.25",
+                                 "swin_order", "memory_first",
+                                 "swin_unlink", "false",
+                                 "swin_impl", "mmap",
+                                 "storage_alloc_discard", "true",
+                                 "file_perm", "0640", NULL};
     void *base;
-    MPI_Win win;
-    TT_MPI(MPI_Win_allocate(S, 1, info, MPI_COMM_WORLD, &base, &win));
-    MPI_Info_free(&info);
+    MPI_Win win = allocate_on_storage(S, 1, "swin_", file, off, hints, &base);
 
-    MPI_Info used;
-    TT_MPI(MPI_Win_get_info(win, &used));
-    expect_info(used, "alloc_type", "storage", ctx);
-    expect_info(used, "storage_alloc_filename", file, ctx);
-    char offs[32];
-    snprintf(offs, sizeof offs, "%" PRIu64, off);
-    expect_info(used, "storage_alloc_offset", offs, ctx);
     size_t mem = ((size_t)S - (size_t)S / 4) / page * page; /* memory rounds down */
-    expect_factor(used, (double)((size_t)S - mem) / (double)S, ctx);
-    expect_info(used, "storage_alloc_order", "memory_first", ctx);
-    expect_info(used, "storage_alloc_unlink", "false", ctx);
-    expect_info(used, "storage_alloc_discard", "true", ctx);
-    expect_info(used, "storage_alloc_engine", "mmap", ctx);
-    expect_info(used, "file_perm", "0640", ctx);
-    MPI_Info_free(&used);
+    const char *const reported[] = {"storage_alloc_order", "memory_first",
+                                    "storage_alloc_unlink", "false",
+                                    "storage_alloc_discard", "true",
+                                    "storage_alloc_engine", "mmap",
+                                    "file_perm", "0640", NULL};
+    expect_storage_info(win, file, off, (double)((size_t)S - mem) / (double)S, reported, ctx);
     expect_attrs(win, MPI_WIN_FLAVOR_ALLOCATE, base, S, 1, ctx);
     expect_mode(file, 0640, "file_perm=0640");
     TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -175,28 +202,16 @@ static void case_shared(void)
     const MPI_Aint S = 4096 + 16 * (MPI_Aint)(tt_rank + 1);
     char file[PATH_MAX];
     tt_path(file, sizeof file, "shared.dat");
-    MPI_Info info = tt_storage_info(file, "64");
-    tt_info_set(info, "storage_alloc_unlink", "true");
-    tt_info_set(info, "file_perm", "0660");
+    const char *const hints[] = {"storage_alloc_unlink", "true", "file_perm", "0660", NULL};
+    MPI_Info info = storage_hints("storage_alloc_", file, 64, hints);
     void *base;
     MPI_Win win;
     TT_MPI(MPI_Win_allocate_shared(S, 8, info, MPI_COMM_WORLD, &base, &win));
     MPI_Info_free(&info);
-    MPI_Info used;
-    TT_MPI(MPI_Win_get_info(win, &used));
-    expect_info(used, "alloc_type", "storage", ctx);
-    expect_info(used, "storage_alloc_filename", file, ctx);
-    expect_info(used, "storage_alloc_offset", "64", ctx);
-    expect_factor(used, 1.0, ctx);
-    expect_info(used, "storage_alloc_unlink", "true", ctx);
-    expect_info(used, "file_perm", "0660", ctx);
-    MPI_Info_free(&used);
+    expect_storage_info(win, file, 64, 1.0, hints, ctx); /* both reported as given */
     expect_attrs(win, MPI_WIN_FLAVOR_SHARED, base, S, 8, ctx);
     expect_mode(file, 0660, "file_perm=0660 under umask 022");
-    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    TT_MPI(MPI_Win_free(&win));
-    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    TT_CHECK(!tt_exists(file), "%s: storage_alloc_unlink=true left \"%s\"", ctx, file);
+    free_expect_unlinked(&win, file, ctx);
 }
 
 /* Flavors of the other calls: dynamic (with storage attached), memory allocate, create. */
@@ -204,12 +219,9 @@ static void case_flavors(void)
 {
     char file[PATH_MAX];
     tt_path(file, sizeof file, "dyn.dat");
-    MPI_Info info;
-    MPI_Info_create(&info);
-    tt_info_set(info, "alloc_type", "storage");
-    tt_info_set(info, "storage_alloc_filename", file);
-    tt_info_setf(info, "storage_alloc_offset", "%d", 16 + tt_rank * 8192);
-    tt_info_set(info, "storage_alloc_unlink", "true");
+    const char *const unlink_hint[] = {"storage_alloc_unlink", "true", NULL};
+    MPI_Info info = storage_hints("storage_alloc_", file, 16 + (uint64_t)tt_rank * 8192,
+                                  unlink_hint);
     void *buf;
     TT_MPI(MPI_Alloc_mem(4096, info, &buf));
     MPI_Info_free(&info);
@@ -252,16 +264,9 @@ static void case_zero_size(void)
     tt_path(file, sizeof file, "zero.dat");
     const MPI_Aint S = tt_rank == 1 ? 0 : 4096 + 16;
     const uint64_t off = 16 + (uint64_t)tt_rank * 8192;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    tt_info_set(info, "alloc_type", "storage");
-    tt_info_set(info, "storage_alloc_filename", file);
-    tt_info_setf(info, "storage_alloc_offset", "%" PRIu64, off);
-    tt_info_set(info, "storage_alloc_unlink", "true");
+    const char *const unlink_hint[] = {"storage_alloc_unlink", "true", NULL};
     uint8_t *base;
-    MPI_Win win;
-    TT_MPI(MPI_Win_allocate(S, 1, info, MPI_COMM_WORLD, &base, &win));
-    MPI_Info_free(&info);
+    MPI_Win win = allocate_on_storage(S, 1, "storage_alloc_", file, off, unlink_hint, &base);
     expect_attrs(win, MPI_WIN_FLAVOR_ALLOCATE, base, S, 1, ctx);
     uint8_t *exp = malloc((size_t)S + 1);
     TT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tt_rank, 0, win));
@@ -271,10 +276,7 @@ static void case_zero_size(void)
     TT_MPI(MPI_Win_sync(win));
     if (S)
         tt_check_file(file, off, exp, (size_t)S, ctx);
-    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    TT_MPI(MPI_Win_free(&win));
-    TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    TT_CHECK(!tt_exists(file), "%s: storage_alloc_unlink=true left \"%s\"", ctx, file);
+    free_expect_unlinked(&win, file, ctx);
     free(exp);
 }
 
@@ -287,11 +289,7 @@ static void case_large_count(void)
     tt_path(file, sizeof file, "large.dat");
     const MPI_Aint S = 8192 + 32;
     const uint64_t off = 16 + (uint64_t)me * 16384;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    tt_info_set(info, "alloc_type", "storage");
-    tt_info_set(info, "storage_alloc_filename", file);
-    tt_info_setf(info, "storage_alloc_offset", "%" PRIu64, off);
+    MPI_Info info = storage_hints("storage_alloc_", file, off, NULL);
     uint8_t *base;
     MPI_Win win;
     TT_MPI(MPI_Win_allocate_c(S, (MPI_Aint)8, info, MPI_COMM_WORLD, &base, &win));
@@ -328,11 +326,8 @@ static void case_large_count(void)
 
     /* shared, large-count allocation and query */
     tt_path(file, sizeof file, "large_shared.dat");
-    MPI_Info_create(&info);
-    tt_info_set(info, "alloc_type", "storage");
-    tt_info_set(info, "storage_alloc_filename", file);
-    tt_info_set(info, "storage_alloc_offset", "32");
-    tt_info_set(info, "storage_alloc_unlink", "true");
+    const char *const unlink_hint[] = {"storage_alloc_unlink", "true", NULL};
+    info = storage_hints("storage_alloc_", file, 32, unlink_hint);
     const MPI_Aint P = 3008 + 16 * (MPI_Aint)me; /* multiples of 16 */
     TT_MPI(MPI_Win_allocate_shared_c(P, (MPI_Aint)4, info, MPI_COMM_WORLD, &base, &win));
     MPI_Info_free(&info);

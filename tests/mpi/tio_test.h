@@ -29,6 +29,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "../common/page_flags.h"
+
 /* Every helper is `static` and may go unused by a given test. */
 #define TT_FN static __attribute__((unused))
 
@@ -179,61 +181,23 @@ TT_FN int tt_check_clean(const char *path, uint64_t off, size_t len, const char 
 {
     if (len == 0)
         return 0;
-    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    int kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-    int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    int rc = -1;
-    uint8_t *m = MAP_FAILED;
-    uint64_t a = off / pg * pg;
-    size_t mlen = (size_t)((off + len - a + pg - 1) / pg * pg);
-    if (kf < 0 || pm < 0 || fd < 0)
-        goto out;
-    m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, (off_t)a);
-    if (m == MAP_FAILED)
-        goto out;
-    size_t dirty = 0, first = SIZE_MAX;
-    for (size_t i = 0; i < mlen / pg; i++) {
-        volatile uint8_t touch = m[i * pg]; /* fault the page cache page in (a read) */
-        (void)touch;
-        uint64_t ent = 0, flags = 0;
-        if (pread(pm, &ent, 8, (off_t)(((uintptr_t)m / pg + i) * 8)) != 8 || !(ent >> 63 & 1))
-            goto out;
-        uint64_t pfn = ent & ((1ull << 55) - 1);
-        if (pfn == 0) /* PFNs hidden: not privileged */
-            goto out;
-        if (pread(kf, &flags, 8, (off_t)(pfn * 8)) != 8)
-            goto out;
-        if (flags >> 4 & 1 || flags >> 8 & 1) { /* KPF_DIRTY, KPF_WRITEBACK */
-            dirty++;
-            if (first == SIZE_MAX)
-                first = i;
-        }
-    }
-    rc = 0;
-    if (dirty) {
-        tt_fail("%s: %zu of %zu page(s) of \"%s\" bytes %" PRIu64 "..%" PRIu64
+    uint64_t first = 0;
+    size_t pages = 0;
+    long dirty = tc_dirty_pages(path, off, len, &first, &pages);
+    if (dirty > 0) {
+        tt_fail("%s: %ld of %zu page(s) of \"%s\" bytes %" PRIu64 "..%" PRIu64
                 " are still dirty in the page cache (first: file offset %" PRIu64
-                "): not written back", what, dirty, mlen / pg, path, off, off + len,
-                a + first * pg);
-        rc = 1;
+                "): not written back", what, dirty, pages, path, off, off + len, first);
+        return 1;
     }
-out:
-    if (m != MAP_FAILED)
-        munmap(m, mlen);
-    if (kf >= 0)
-        close(kf);
-    if (pm >= 0)
-        close(pm);
-    if (fd >= 0)
-        close(fd);
-    if (rc < 0) {
+    if (dirty < 0) {
         static int said;
         if (!said++)
             fprintf(stderr, "[%s rank %d] note: cannot read page flags (needs root): "
                     "durability checks skipped\n", tt_name, tt_rank);
+        return -1;
     }
-    return rc;
+    return 0;
 }
 
 TT_FN int tt_exists(const char *path)

@@ -8,7 +8,6 @@
  * works afterwards. */
 #include "../errors/errtest.h"
 
-#include <pthread.h>
 #include <ummap.h>
 
 #define WIN_SIZE (8 << 20) /* a leaked window would show in the address space */
@@ -20,28 +19,6 @@ struct bad {
 };
 
 static int threads(void) { return tc_count_entries("/proc/self/task"); }
-
-/* glibc keeps the stacks of joined threads for reuse: an engine that started and stopped
- * its threads (a process whose own part succeeded before another failed) leaves their
- * stacks mapped. Fill that cache first so that the engine's threads reuse it. */
-static void *idle(void *arg)
-{
-    pthread_barrier_wait(arg);
-    return NULL;
-}
-
-static void warm_stack_cache(void)
-{
-    pthread_barrier_t b;
-    pthread_t t[4];
-    pthread_barrier_init(&b, NULL, 5);
-    for (int i = 0; i < 4; i++)
-        CHECK(pthread_create(&t[i], NULL, idle, &b) == 0);
-    pthread_barrier_wait(&b);
-    for (int i = 0; i < 4; i++)
-        pthread_join(t[i], NULL);
-    pthread_barrier_destroy(&b);
-}
 
 int main(int argc, char **argv)
 {
@@ -108,7 +85,9 @@ int main(int argc, char **argv)
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
     const enum et_call calls[] = {ET_WIN_ALLOCATE, ET_ALLOC_MEM};
     int checked = 0;
-    warm_stack_cache();
+    /* a process whose own part succeeded before another's failed stops the engine's
+     * threads again: their stacks must come from the cache */
+    CHECK(tc_warm_stack_cache() == 0);
     int threads0 = threads();
 
     for (int c = 0; c < 2; c++)

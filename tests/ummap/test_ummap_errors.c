@@ -31,28 +31,6 @@ static char *maps_text(void)
     return buf;
 }
 
-/* glibc keeps the stacks of joined threads for reuse: an engine that started and stopped
- * its threads leaves their stacks behind as mappings. Fill that cache first (4 stacks at
- * once: the engine runs 2 handlers and an I/O thread) so that it reuses them. */
-static void *idle(void *arg)
-{
-    pthread_barrier_wait(arg);
-    return NULL;
-}
-
-static void warm_stack_cache(void)
-{
-    pthread_barrier_t b;
-    pthread_t t[4];
-    pthread_barrier_init(&b, NULL, 5);
-    for (int i = 0; i < 4; i++)
-        CHECK(pthread_create(&t[i], NULL, idle, &b) == 0);
-    pthread_barrier_wait(&b);
-    for (int i = 0; i < 4; i++)
-        pthread_join(t[i], NULL);
-    pthread_barrier_destroy(&b);
-}
-
 static struct snap snap_take(void)
 {
     struct snap s = {um_threads(), tc_maps_count(NULL), um_fds(), maps_text()};
@@ -297,7 +275,7 @@ int main(void)
         setenv("UMMAP_MEM_LIMIT", lim, 1);
     }
 
-    warm_stack_cache();
+    CHECK(tc_warm_stack_cache() == 0);
     fixed_range = mmap(NULL, 8 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(fixed_range != MAP_FAILED);
     /* before any mapping exists: no engine thread may be started by a failing call */

@@ -151,11 +151,7 @@ int main(int argc, char **argv)
     rng = seed;
     SEG = 4 * um_page();
     SIZE = NSEG * SEG;
-    char lim[32];
-    snprintf(lim, sizeof lim, "%zu", 3 * SEG);
-    setenv("UMMAP_MEM_LIMIT", lim, 1);
-    setenv("UMMAP_MEMCONFIG", "static", 1);
-    um_private_node("kernel", 1);
+    um_static_limit("kernel", 3 * SEG);
     alarm(100);
     dir = tt_tmpdir("ummap-kernel");
     unsigned char *x = malloc(SIZE), *exp = malloc(SIZE), *buf = malloc(SIZE);

@@ -67,11 +67,7 @@ int main(int argc, char **argv)
     printf("seed %" PRIu64 "\n", rng);
     SEG = 4 * um_page();
     SIZE = NSEG * SEG;
-    char lim[32];
-    snprintf(lim, sizeof lim, "%zu", 3 * SEG);
-    setenv("UMMAP_MEM_LIMIT", lim, 1);
-    setenv("UMMAP_MEMCONFIG", "static", 1);
-    um_private_node("pinned", 1);
+    um_static_limit("pinned", 3 * SEG);
     alarm(60);
     dir = tt_tmpdir("ummap-pinned");
     char dpath[4200], apath[4200], out[4200];

@@ -9,6 +9,7 @@
 #ifndef TIO_TEST_UMTEST_H
 #define TIO_TEST_UMTEST_H
 
+#include "../common/page_flags.h"
 #include "../unit/check.h"
 
 #include <inttypes.h>
@@ -127,6 +128,18 @@ static inline void um_private_node(const char *tag, int procs)
     setenv("UMMAP_NODE_PROCS", n, 1);
 }
 
+/* A limit of `limit` bytes for this process's mappings (UMMAP_MEM_LIMIT), kept statically
+ * (UMMAP_MEMCONFIG=static: no borrowing from the node), in a node group of its own: the
+ * engine evicts exactly where the test expects it. Before the first ummap call. */
+static inline void um_static_limit(const char *tag, size_t limit)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%zu", limit);
+    setenv("UMMAP_MEM_LIMIT", v, 1);
+    setenv("UMMAP_MEMCONFIG", "static", 1);
+    um_private_node(tag, 1);
+}
+
 /* ---- files ---- */
 
 static inline int um_open(const char *path, int flags)
@@ -162,55 +175,11 @@ static inline int um_open(const char *path, int flags)
         free(b_);                                                                     \
     } while (0)
 
-/* Are the page-cache pages of [off, off+len) of path written back (not dirty, not under
- * writeback)? A content check cannot tell: pread reads the page cache. Needs root
- * (/proc/kpageflags, PFNs in pagemap). Returns the number of dirty pages, or -1 when this
- * process cannot tell (the caller says so). */
-static inline long um_dirty_pages(const char *path, off_t off, size_t len)
-{
-    const size_t pg = um_page();
-    int kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-    int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    long dirty = -1;
-    off_t a = off / (off_t)pg * (off_t)pg;
-    size_t mlen = ((size_t)(off - a) + len + pg - 1) / pg * pg;
-    unsigned char *m = MAP_FAILED;
-    if (kf < 0 || pm < 0 || fd < 0 || len == 0)
-        goto out;
-    m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, a);
-    if (m == MAP_FAILED)
-        goto out;
-    long n = 0;
-    for (size_t i = 0; i < mlen / pg; i++) {
-        volatile unsigned char t = m[i * pg]; /* map the page-cache page */
-        (void)t;
-        uint64_t ent = 0, flags = 0;
-        if (pread(pm, &ent, 8, (off_t)(((uintptr_t)m / pg + i) * 8)) != 8 || !(ent >> 63))
-            goto out;
-        uint64_t pfn = ent & ((1ull << 55) - 1);
-        if (pfn == 0 || pread(kf, &flags, 8, (off_t)(pfn * 8)) != 8)
-            goto out;
-        if ((flags >> 4 & 1) || (flags >> 8 & 1)) /* KPF_DIRTY, KPF_WRITEBACK */
-            n++;
-    }
-    dirty = n;
-out:
-    if (m != MAP_FAILED)
-        munmap(m, mlen);
-    if (kf >= 0)
-        close(kf);
-    if (pm >= 0)
-        close(pm);
-    if (fd >= 0)
-        close(fd);
-    return dirty;
-}
-
-/* The range must be durable; -1 (cannot tell) is said once and accepted. */
+/* The range must be durable (tests/common/page_flags.h: a content check cannot tell); -1
+ * (cannot tell, not root) is said once and accepted. */
 #define CHECK_CLEAN(path, off, len)                                                   \
     do {                                                                              \
-        long dp_ = um_dirty_pages((path), (off), (len));                              \
+        long dp_ = tc_dirty_pages((path), (uint64_t)(off), (len), NULL, NULL);        \
         if (dp_ < 0) {                                                                \
             static int said_;                                                         \
             if (!said_++)                                                             \
