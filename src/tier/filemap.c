@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -156,9 +157,24 @@ int tio_filemap_map(struct tio_filemap *fm, void *fixed, const struct tio_filema
     return TIO_OK;
 }
 
+/* Drop the private copies of [a, b) where all of the region's bytes in the page were
+ * just written: a page straddling the synced range [lo, hi) keeps changes that are not on
+ * storage yet. */
+static void drop_copies(struct tio_filemap *fm, char *a, char *b, char *lo, char *hi)
+{
+    size_t page = tio_page_size();
+    for (char *q = a; q < b; q += page) {
+        char *rlo = q < fm->addr ? fm->addr : q;
+        char *rhi = q + page > fm->addr + fm->length ? fm->addr + fm->length : q + page;
+        if (rlo >= lo && rhi <= hi)
+            madvise(q, page, MADV_DONTNEED);
+    }
+}
+
 /* Private mode: write the pages this process changed (they are anonymous copies, which
- * /proc/self/pagemap tells apart from file pages), then drop the copies so the mapping
- * sees the file again and the next sync writes only what changes after this one. */
+ * /proc/self/pagemap tells apart from file pages), make them durable with one fdatasync,
+ * then drop the copies so the mapping sees the file again and the next sync writes only
+ * what changes after this one. */
 static int sync_private(struct tio_filemap *fm, char *lo, char *hi, struct tio_err *err)
 {
     size_t page = tio_page_size();
@@ -167,6 +183,8 @@ static int sync_private(struct tio_filemap *fm, char *lo, char *hi, struct tio_e
     if (pm < 0)
         return tio_err_errno(err, errno, "\"%s\": cannot read /proc/self/pagemap", fm->path);
     int rc = TIO_OK;
+    char **runs = NULL; /* written runs, [runs[2k], runs[2k+1]) */
+    size_t nruns = 0, cap = 0;
     for (char *pg = p0; pg < hi && !rc;) {
         uint64_t ent[512];
         size_t n = (size_t)((hi - pg + (ptrdiff_t)page - 1) / (ptrdiff_t)page);
@@ -198,22 +216,29 @@ static int sync_private(struct tio_filemap *fm, char *lo, char *hi, struct tio_e
                 }
                 done += (size_t)w;
             }
-            if (!rc && fdatasync(fm->fd) < 0)
-                rc = tio_err_errno(err, errno, "\"%s\": fdatasync", fm->path);
-            /* Drop a private copy only when all of the region's bytes in that page were
-             * just written: a page straddling the synced range keeps changes that are
-             * not on storage yet. */
-            for (char *q = a; !rc && q < b; q += page) {
-                char *rlo = q < fm->addr ? fm->addr : q;
-                char *rhi = q + page > fm->addr + fm->length ? fm->addr + fm->length : q + page;
-                if (rlo >= lo && rhi <= hi)
-                    madvise(q, page, MADV_DONTNEED);
+            if (!rc && nruns == cap) {
+                size_t nc = cap ? 2 * cap : 16;
+                char **r = realloc(runs, 2 * nc * sizeof *r);
+                if (!r)
+                    rc = tio_err_set(err, TIO_E_NOMEM, "\"%s\": out of memory", fm->path);
+                else
+                    runs = r, cap = nc;
+            }
+            if (!rc) {
+                runs[2 * nruns] = a;
+                runs[2 * nruns + 1] = b;
+                nruns++;
             }
             i = j;
         }
         pg += n * page;
     }
     close(pm);
+    if (!rc && nruns && fdatasync(fm->fd) < 0)
+        rc = tio_err_errno(err, errno, "\"%s\": fdatasync", fm->path);
+    for (size_t k = 0; !rc && k < nruns; k++)
+        drop_copies(fm, runs[2 * k], runs[2 * k + 1], lo, hi);
+    free(runs);
     return rc;
 }
 
