@@ -74,6 +74,7 @@ extern "C" {
 #define TIO_AGG_HINT_TARGET_TIER   "tierio_agg_target_tier"
 #define TIO_AGG_HINT_ALIGN         "tierio_agg_align"
 #define TIO_AGG_HINT_READ          "tierio_agg_read"  /* MPI-IO route: auto | aggregate */
+#define TIO_AGG_HINT_WRITE         "tierio_agg_write" /* MPI-IO route: aggregate | auto */
 
 typedef struct tio_agg *tio_agg_t;
 
@@ -127,6 +128,7 @@ int tio_agg_close(tio_agg_t *agg);
  *   tierio_agg_passed_calls       (MPI-IO route) collective calls passed to the MPI library
  *   tierio_agg_independent_reads  (MPI-IO route) collective reads done as independent reads
  *                                 (tierio_agg_read=auto, non-interleaved requests)
+ *   tierio_agg_independent_writes (MPI-IO route) the same for writes (tierio_agg_write=auto)
  * The aggregators are known once chosen: at open with the default strategy, at the first
  * declaration with tapioca (before that the two keys are absent). */
 int tio_agg_get_info(tio_agg_t agg, MPI_Info *info_used);

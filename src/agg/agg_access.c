@@ -409,6 +409,9 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
     snprintf(v, sizeof v, "%ld", a->independent);
     PMPI_Info_set(info, "tierio_agg_independent_reads", v);
     PMPI_Info_set(info, TIO_AGG_HINT_READ, a->set.route_read_aggregate ? "aggregate" : "auto");
+    snprintf(v, sizeof v, "%ld", a->independent_writes);
+    PMPI_Info_set(info, "tierio_agg_independent_writes", v);
+    PMPI_Info_set(info, TIO_AGG_HINT_WRITE, a->set.route_write_auto ? "auto" : "aggregate");
     *info_used = info;
     return MPI_SUCCESS;
 }

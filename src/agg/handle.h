@@ -89,6 +89,7 @@ struct tio_agg {
 
     long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
     long independent;                 /* MPI-IO route: collective reads done independently */
+    long independent_writes;          /* ... and writes */
     void *route_asks;                 /* MPI-IO route: what every process asks, per call */
     struct tio_agg_piece *route_pieces; /* ... and its pieces */
     int *gather_counts, *gather_displs; /* declarations: per process */

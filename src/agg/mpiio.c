@@ -286,8 +286,9 @@ static int same_key(const struct tio_agg *a, const struct tio_agg_piece *p, size
     return 1;
 }
 
-/* Through the engine (1), to the MPI library (0), as an independent read (2: a read of
- * non-interleaved requests, tierio_agg_read=auto), or an error (-1, raised). */
+/* Through the engine (1), to the MPI library (0), as an independent access (2: requests
+ * that do not interleave, with tierio_agg_read / tierio_agg_write = auto), or an error
+ * (-1, raised). */
 static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offset,
                  MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                  MPI_Status *status, int *rc)
@@ -301,20 +302,23 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
     }
     if (PMPI_Allgather(&me, 4, MPI_INT64_T, all, 4, MPI_INT64_T, a->icomm) != MPI_SUCCESS)
         return 0; /* MPI's own call then decides, the same way everywhere */
-    int go = 1;
-    int64_t fsize = all[0].fsize;
-    for (int r = 0; r < a->size && go; r++)
-        go = all[r].ok && (writing || all[r].len == 0 || all[r].off + all[r].len <= fsize);
-    if (!go)
-        return 0;
+    for (int r = 0; r < a->size; r++)
+        if (!all[r].ok)
+            return 0;
     struct tio_agg_piece *p = a->route_pieces;
     size_t n = 0;
     for (int r = 0; r < a->size; r++)
         if (all[r].len > 0)
             p[n++] = (struct tio_agg_piece){all[r].off, all[r].len, 0, r};
-    /* Every process knows every request: all decide alike. */
-    if (!writing && !a->set.route_read_aggregate && non_interleaved(p, n))
+    /* Every process knows every request: all decide alike. (An independent read past the
+     * end gets MPI's short count, as the collective would.) */
+    if ((writing ? a->set.route_write_auto : !a->set.route_read_aggregate) &&
+        non_interleaved(p, n))
         return 2;
+    /* The engine reads only what the file has (rank 0 looked before the allgather). */
+    for (int r = 0; r < a->size && !writing; r++)
+        if (all[r].len > 0 && all[r].off + all[r].len > all[0].fsize)
+            return 0;
     struct tio_err err = {0};
     /* A new pattern gets a new plan (and an agreement: making it may fail); the same
      * pattern as the last call, which every process sees alike, reuses the plan. */
@@ -367,8 +371,12 @@ int tio_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int c
                           MPI_Datatype datatype, MPI_Status *status)
 {
     struct tio_agg *a = find(fh);
-    int rc;
-    if (a && route(a, fh, 1, 1, offset, (void *)buf, count, datatype, status, &rc))
+    int rc, how = a ? route(a, fh, 1, 1, offset, (void *)buf, count, datatype, status, &rc) : 0;
+    if (how == 2) {
+        a->independent_writes++;
+        return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
+    }
+    if (how)
         return rc;
     if (a)
         a->passed++;
@@ -395,8 +403,12 @@ int tio_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dat
                        MPI_Status *status)
 {
     struct tio_agg *a = find(fh);
-    int rc;
-    if (a && route(a, fh, 1, 0, 0, (void *)buf, count, datatype, status, &rc))
+    int rc, how = a ? route(a, fh, 1, 0, 0, (void *)buf, count, datatype, status, &rc) : 0;
+    if (how == 2) {
+        a->independent_writes++;
+        return PMPI_File_write(fh, buf, count, datatype, status);
+    }
+    if (how)
         return rc;
     if (a)
         a->passed++;

@@ -184,6 +184,13 @@ int tio_agg_settings_parse(struct tio_agg_settings *s, tio_hint_get_fn info, voi
             return bad(err, &src, val, "expected auto (non-interleaved reads are independent "
                        "reads) or aggregate");
     }
+    if (FIND(TIO_AGG_HINT_WRITE, NULL)) {
+        if (!strcasecmp(val, "auto"))
+            s->route_write_auto = 1;
+        else if (strcasecmp(val, "aggregate") != 0)
+            return bad(err, &src, val, "expected aggregate or auto (non-interleaved writes are "
+                       "independent writes)");
+    }
 #undef FIND
     return TIO_OK;
 }

@@ -30,6 +30,7 @@ struct tio_agg_settings {
     char target_tier[TIO_TIER_NAME_MAX]; /* node-local target; "" = the first one */
     uint64_t align;                  /* 0 = the file system's block size */
     int route_read_aggregate;        /* MPI-IO route: aggregate every read (else auto) */
+    int route_write_auto;            /* MPI-IO route: non-interleaved writes independent */
 };
 
 #define TIO_AGG_DEFAULT_BUFFER_SIZE ((uint64_t)16 << 20)

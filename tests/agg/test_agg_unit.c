@@ -380,6 +380,19 @@ static void test_settings(void)
     CHECK_EQ(s.buffer_count, 2);
     CHECK_EQ(s.target, TIO_AGG_TARGET_FILE);
     CHECK_EQ(s.persistence, TIO_PERSIST_NONE);
+    CHECK_EQ(s.route_read_aggregate, 0); /* reads: auto */
+    CHECK_EQ(s.route_write_auto, 0);     /* writes: aggregate */
+
+    CASE("settings: the MPI-IO route's read and write modes");
+    const char *modes[] = {"tierio_agg_read", "AGGREGATE", "tierio_agg_write", "auto", NULL};
+    CHECK_EQ(tio_agg_settings_parse(&s, kv_get, modes, NULL, NULL, &err), TIO_OK);
+    CHECK_EQ(s.route_read_aggregate, 1);
+    CHECK_EQ(s.route_write_auto, 1);
+    const char *modes_env[] = {"TIERIO_AGG_READ", "auto", "TIERIO_AGG_WRITE", "aggregate",
+                               NULL};
+    CHECK_EQ(tio_agg_settings_parse(&s, NULL, NULL, kv_get, modes_env, &err), TIO_OK);
+    CHECK_EQ(s.route_read_aggregate, 0);
+    CHECK_EQ(s.route_write_auto, 0);
 
     CASE("settings: info over environment over MPI-IO aliases");
     const char *info[] = {"tierio_agg_buffer_size", "4M", "cb_nodes", "3", "cb_buffer_size",
@@ -428,6 +441,14 @@ static void test_settings(void)
     tio_err_clear(&err);
     const char *bad7[] = {"tierio_agg_tier", "../etc", NULL};
     CHECK(tio_agg_settings_parse(&s, kv_get, bad7, NULL, NULL, &err) == TIO_E_INFO_VALUE);
+    tio_err_clear(&err);
+    const char *bad8[] = {"tierio_agg_read", "independent", NULL};
+    CHECK(tio_agg_settings_parse(&s, kv_get, bad8, NULL, NULL, &err) == TIO_E_INFO_VALUE);
+    CHECK_HAS(err.msg, "hint tierio_agg_read = \"independent\"");
+    tio_err_clear(&err);
+    const char *bad9[] = {"TIERIO_AGG_WRITE", "yes", NULL};
+    CHECK(tio_agg_settings_parse(&s, NULL, NULL, kv_get, bad9, &err) == TIO_E_INFO_VALUE);
+    CHECK_HAS(err.msg, "environment variable TIERIO_AGG_WRITE");
     tio_err_clear(&err);
 }
 

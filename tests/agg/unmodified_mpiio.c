@@ -5,12 +5,13 @@
  * Every result is checked byte for byte and against MPI's consistency rules (sync-barrier-
  * sync between independent writes and collective reads, close and reopen).
  *
- *   unmodified_mpiio FILE [ROUTED PASSED [INDEPENDENT]]
+ *   unmodified_mpiio FILE [ROUTED PASSED [INDEPENDENT_READS [INDEPENDENT_WRITES]]]
  * With ROUTED and PASSED it also checks, through MPI_File_get_info's keys
  * tierio_agg_collective_calls and tierio_agg_passed_calls, that exactly ROUTED collective
  * calls went through the engine and PASSED to the MPI library (a run without tierio
- * passes "- -"); with INDEPENDENT, that tierio_agg_independent_reads says so many
- * collective reads of non-interleaved requests became independent reads. */
+ * passes "- -"); with INDEPENDENT_READS (_WRITES), that tierio_agg_independent_reads
+ * (_writes) says so many collective reads (writes) of non-interleaved requests became
+ * independent ones. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,13 +88,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 2) {
-        fprintf(stderr, "usage: unmodified_mpiio FILE [ROUTED PASSED [INDEPENDENT]]\n");
+        fprintf(stderr, "usage: unmodified_mpiio FILE [ROUTED PASSED [INDEPENDENT_READS "
+                "[INDEPENDENT_WRITES]]]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *path = argv[1];
     long want_routed = argc > 3 && strcmp(argv[2], "-") ? atol(argv[2]) : -1;
     long want_passed = argc > 3 && strcmp(argv[3], "-") ? atol(argv[3]) : -1;
     long want_indep = argc > 4 ? atol(argv[4]) : -1;
+    long want_indep_w = argc > 5 ? atol(argv[5]) : -1;
     long n = count_of(rank), first = first_of(rank), total = first_of(size);
     int *buf = malloc(sizeof(int) * (size_t)(2 * n + 128));
     int *in = malloc(sizeof(int) * (size_t)(2 * total + 64));
@@ -239,18 +242,22 @@ int main(int argc, char **argv)
     long r = info_long(fh, "tierio_agg_collective_calls");
     long p = info_long(fh, "tierio_agg_passed_calls");
     long ind = info_long(fh, "tierio_agg_independent_reads");
+    long indw = info_long(fh, "tierio_agg_independent_writes");
     if (want_routed >= 0) {
         EXPECT(r == want_routed, "%ld calls went through tierio, %ld expected", r, want_routed);
         EXPECT(p == want_passed, "%ld calls passed to MPI, %ld expected", p, want_passed);
         if (want_indep >= 0)
             EXPECT(ind == want_indep, "%ld reads became independent, %ld expected", ind,
                    want_indep);
+        if (want_indep_w >= 0)
+            EXPECT(indw == want_indep_w, "%ld writes became independent, %ld expected", indw,
+                   want_indep_w);
     } else if (argc > 3) {
         EXPECT(r == -1 && p == -1, "tierio keys present (%ld, %ld) without tierio", r, p);
     }
     if (rank == 0)
-        printf("routed %ld passed %ld independent %ld (this program counted %ld routable and "
-               "%ld to pass)\n", r, p, ind, routed, passed);
+        printf("routed %ld passed %ld independent reads %ld writes %ld (this program counted "
+               "%ld routable and %ld to pass)\n", r, p, ind, indw, routed, passed);
     CHECK_MPI(MPI_File_close(&fh));
 
     /* 9. Reopen without any hint and check the whole file independently. */
