@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -171,6 +170,20 @@ static void drop_copies(struct tio_filemap *fm, char *a, char *b, char *lo, char
     }
 }
 
+/* One fdatasync for the runs just written, then drop their copies (only once they are
+ * durable: a failed fdatasync keeps them, so the next sync writes them again). */
+static int durable_then_drop(struct tio_filemap *fm, char *runs[][2], size_t nruns, char *lo,
+                             char *hi, struct tio_err *err)
+{
+    if (!nruns)
+        return TIO_OK;
+    if (fdatasync(fm->fd) < 0)
+        return tio_err_errno(err, errno, "\"%s\": fdatasync", fm->path);
+    for (size_t k = 0; k < nruns; k++)
+        drop_copies(fm, runs[k][0], runs[k][1], lo, hi);
+    return TIO_OK;
+}
+
 /* Private mode: write the pages this process changed (they are anonymous copies, which
  * /proc/self/pagemap tells apart from file pages), make them durable with one fdatasync,
  * then drop the copies so the mapping sees the file again and the next sync writes only
@@ -183,8 +196,10 @@ static int sync_private(struct tio_filemap *fm, char *lo, char *hi, struct tio_e
     if (pm < 0)
         return tio_err_errno(err, errno, "\"%s\": cannot read /proc/self/pagemap", fm->path);
     int rc = TIO_OK;
-    char **runs = NULL; /* written runs, [runs[2k], runs[2k+1]) */
-    size_t nruns = 0, cap = 0;
+    /* written runs, [runs[k][0], runs[k][1]); a fixed array, so that a sync allocates
+     * nothing: when it is full, those runs are made durable and dropped first */
+    char *runs[64][2];
+    size_t nruns = 0;
     for (char *pg = p0; pg < hi && !rc;) {
         uint64_t ent[512];
         size_t n = (size_t)((hi - pg + (ptrdiff_t)page - 1) / (ptrdiff_t)page);
@@ -216,17 +231,13 @@ static int sync_private(struct tio_filemap *fm, char *lo, char *hi, struct tio_e
                 }
                 done += (size_t)w;
             }
-            if (!rc && nruns == cap) {
-                size_t nc = cap ? 2 * cap : 16;
-                char **r = realloc(runs, 2 * nc * sizeof *r);
-                if (!r)
-                    rc = tio_err_set(err, TIO_E_NOMEM, "\"%s\": out of memory", fm->path);
-                else
-                    runs = r, cap = nc;
+            if (!rc && nruns == sizeof runs / sizeof runs[0]) {
+                rc = durable_then_drop(fm, runs, nruns, lo, hi, err);
+                nruns = 0;
             }
             if (!rc) {
-                runs[2 * nruns] = a;
-                runs[2 * nruns + 1] = b;
+                runs[nruns][0] = a;
+                runs[nruns][1] = b;
                 nruns++;
             }
             i = j;
@@ -234,11 +245,8 @@ static int sync_private(struct tio_filemap *fm, char *lo, char *hi, struct tio_e
         pg += n * page;
     }
     close(pm);
-    if (!rc && nruns && fdatasync(fm->fd) < 0)
-        rc = tio_err_errno(err, errno, "\"%s\": fdatasync", fm->path);
-    for (size_t k = 0; !rc && k < nruns; k++)
-        drop_copies(fm, runs[2 * k], runs[2 * k + 1], lo, hi);
-    free(runs);
+    if (!rc)
+        rc = durable_then_drop(fm, runs, nruns, lo, hi, err);
     return rc;
 }
 

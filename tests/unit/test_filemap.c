@@ -384,6 +384,49 @@ static void test_private_partial_page(const char *dir)
     tio_filemap_close(&fm, 1, 0);
 }
 
+/* A sync holds the runs it wrote in a fixed batch and makes a full batch durable before
+ * it goes on: many separate runs (every other page changed) must all reach the file, and
+ * every copy must be dropped (the mapping shows the file again). */
+static void test_private_many_runs(const char *dir)
+{
+    struct tio_filemap fm;
+    struct tio_err err;
+    char path[4200];
+    struct tio_filemap_opts o = opts(0600, 1);
+    enum { NP = 301 }; /* 151 changed runs: more than two batches */
+    static unsigned char a[NP * 4096], want[NP * 4096], back[NP * 4096];
+    const size_t len = NP * P;
+
+    CASE("private: a sync of more separate runs than one batch");
+    path_in(path, sizeof path, dir, "private-runs.dat");
+    tt_fill(a, len, 6);
+    tt_write_file(path, a, len);
+    memcpy(want, a, len);
+    tio_err_clear(&err);
+    CHECK_EQ(tio_filemap_open(&fm, path, 0, len, &o, &err), TIO_OK);
+    CHECK_EQ(tio_filemap_map(&fm, NULL, &o, &err), TIO_OK);
+    for (size_t pg = 0; pg < NP; pg += 2) {
+        fm.addr[pg * P + pg % 97] = (char)('a' + pg % 26);
+        want[pg * P + pg % 97] = (unsigned char)('a' + pg % 26);
+    }
+    CHECK_EQ(tio_filemap_sync(&fm, &err), TIO_OK);
+    CHECK(tt_pread_file(path, back, len, 0) == (ssize_t)len);
+    CHECK_BYTES(back, want, len);
+    CHECK_BYTES(fm.addr, want, len);
+    /* every copy dropped: a change made to the file behind the mapping shows through */
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    CHECK_OK(fd);
+    for (size_t pg = 0; pg < NP; pg += 2) {
+        char c = 'Z';
+        CHECK(pwrite(fd, &c, 1, (off_t)(pg * P + 3000)) == 1);
+        want[pg * P + 3000] = 'Z';
+    }
+    close(fd);
+    CHECK_BYTES(fm.addr, want, len);
+    tio_filemap_close(&fm, 1, 0); /* and unlink */
+    CHECK_EQ(access(path, F_OK), -1);
+}
+
 static void test_errors(const char *dir)
 {
     struct tio_filemap fm;
@@ -516,6 +559,7 @@ int main(int argc, char **argv)
     test_existing(dir);
     test_unaligned(dir);
     test_private(dir);
+    test_private_many_runs(dir);
     test_errors(dir);
     CHECK_EQ(tc_count_entries(dir), 1); /* private.dat is all that is left */
     printf("test_filemap: all checks passed\n");
