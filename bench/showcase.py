@@ -7,9 +7,15 @@ baseline measured in the same run, and whether the data was verified.
 Exit status: 0 when every benchmark ran and every result was verified (and every storage
 window really was on storage), 1 otherwise, 2 for a usage error.
 
+The multi-node sections (topo_ckpt, agg) run their benchmarks on an emulated cluster
+(tools/cluster/tio-cluster, CLUSTER_LAYOUT nodes x ranks, the showcase's MPI): that
+needs root; without it they report "skipped: ..." as errors, and the exit status is 1.
+--np applies to the single-node sections only. --only runs some sections.
+
 Adding a capability: write a function `section_<name>(runner) -> Section` that runs its
-benchmark(s) with `runner.run(...)` and turns the JSON records into rows, and append it to
-SECTIONS at the bottom. Standard library only.
+benchmark(s) with `runner.run(...)` (or `runner.run_cluster(...)` on the emulated cluster)
+and turns the JSON records into rows, and append it to SECTIONS at the bottom. Standard
+library only (bench/showcase_cluster.py is part of it).
 """
 
 import argparse
@@ -24,6 +30,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+import showcase_cluster
+
 # Benchmark arguments per --size. "small" runs in seconds on 2 cores.
 SIZES: Dict[str, Dict[str, List[str]]] = {
     "small": {
@@ -37,6 +45,18 @@ SIZES: Dict[str, Dict[str, List[str]]] = {
         "ummap_memmode": ["-n", "8", "-m", "256m"],
         "ummap_fault": ["-n", "4096", "-r", "3", "-o", "rnd"],
         "ummap_bulksync": ["-m", "64m", "-r", "5"],
+        # On the emulated cluster (CLUSTER_LAYOUT); topo_ckpt: 19 MB of particles per rank.
+        "topo_ckpt": ["-n", "500000", "-r", "3"],
+        "topo_exchange": ["-R", "5"],
+        "topo_discovery": ["-r", "5"],
+        # Its default 10 steps of 1 s: with fewer the wait for the last drain at close
+        # weighs more, and the hidden fraction is no longer the one its target is about.
+        "ckpt_drain": ["-r", "1", "-t"],
+        "agg_1d": ["-r", "3"],
+        "agg_workflow": ["-r", "3"],
+        "agg_hacc": ["-n", "27594", "-r", "3"],
+        "agg_probe": ["--size", "16M"],
+        "agg_s3d": ["-r", "3"],
     },
     "medium": {
         "mstream": ["-m", "64", "-r", "5"],
@@ -49,6 +69,15 @@ SIZES: Dict[str, Dict[str, List[str]]] = {
         "ummap_memmode": ["-n", "8", "-m", "512m"],
         "ummap_fault": ["-n", "16384", "-r", "3"],
         "ummap_bulksync": ["-m", "256m", "-r", "5", "-p", "1,4"],
+        "topo_ckpt": ["-n", "1000000", "-r", "3"],
+        "topo_exchange": ["-R", "10"],
+        "topo_discovery": ["-r", "30"],
+        "ckpt_drain": ["-r", "1", "-t"],
+        "agg_1d": ["-r", "7"],
+        "agg_workflow": ["-r", "5"],
+        "agg_hacc": ["-r", "3"],
+        "agg_probe": [],
+        "agg_s3d": ["-r", "5"],
     },
 }
 
@@ -64,6 +93,15 @@ OPENMPI_ENV = {
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
 }
 LAUNCHERS = {"openmpi": "mpiexec.openmpi", "mpich": "mpiexec.mpich"}
+
+# The multi-node benchmarks run on an emulated cluster of this many nodes and ranks per node
+# (tools/cluster/tio-cluster), with the shared directory ("parallel file system") throttled
+# as in their documentation: docs/ckpt.md (topology, checkpoints) and docs/agg.md. MPICH
+# busy-polls: 8 ranks on 2 cores make every collective cost tens of ms (docs/agg.md), so it
+# gets 2 nodes of 2 ranks (still several ranks per node and several nodes).
+CLUSTER_LAYOUT = {"openmpi": (4, 2), "mpich": (2, 2)}
+TOPO_PFS = {"pfs_write_bps": 200_000_000}
+AGG_PFS = {"pfs_write_bps": 100_000_000, "pfs_read_bps": 200_000_000}
 
 
 # --------------------------------------------------------------------------------------------
@@ -89,6 +127,7 @@ class Section:
     title: str
     rows: List[Row] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)   # a benchmark that did not run through
+    seconds: Optional[float] = None                    # wall time of the whole section
 
 
 class Runner:
@@ -105,9 +144,12 @@ class Runner:
         self.env.setdefault("TIERIO_LOG", "warn")
         self.records: List[dict] = []    # everything, for --json-out
         self.headers: List[str] = []     # the benchmarks' '#' header lines
+        self.last_rc: Optional[int] = None   # exit status of the last command
+        self.cluster_skip = ""           # why the emulated cluster cannot run here, once known
+        self.cluster_nodes, self.cluster_ppn = CLUSTER_LAYOUT[args.mpi]
 
     def find(self, exe: str) -> Optional[str]:
-        for d in ("bench", "bin", "."):
+        for d in ("bench", "tools", "bin", "."):
             p = os.path.join(self.args.build_dir, d, exe)
             if os.path.isfile(p) and os.access(p, os.X_OK):
                 return p
@@ -121,7 +163,57 @@ class Runner:
         if path is None:
             return [], f"{exe} not found under {self.args.build_dir} (built with the bench/ targets?)"
         launch = [self.launcher, "-n", str(self.args.np)] if mpi else []
-        cmd = launch + [path] + args + ["-d", self.workdir]
+        records, err, _ = self._launch(launch + [path] + args + ["-d", self.workdir], exe)
+        return records, err
+
+    def run_cluster(self, exe: str, args: List[str], nodes: Optional[int] = None,
+                    ppn: Optional[int] = None,
+                    pfs_write_bps: Optional[int] = None, pfs_read_bps: Optional[int] = None,
+                    env: Optional[Dict[str, str]] = None, pfs: Optional[str] = None,
+                    parse: bool = True) -> Tuple[List[dict], Optional[str]]:
+        """Run exe with args on a fresh emulated cluster of `nodes` nodes, `ppn` ranks each
+        (default: CLUSTER_LAYOUT of this showcase's MPI; tools/cluster/tio-cluster run). The
+        ranks find the shared directory in $TIERIO_PFS and node-local storage in
+        $TIERIO_NODE_LOCAL, which the cluster benchmarks use by default: no -d. pfs: the
+        shared directory to use (to keep files from one cluster job to the next), else a
+        fresh one in the work directory, removed afterwards. parse=False: a preparatory job
+        whose output is not results. Returns (records, error or None); a machine that cannot
+        emulate a cluster is an error too ("skipped: ..."): the benchmark did not run."""
+        if self.cluster_skip:
+            return [], f"{exe}: {self.cluster_skip}"
+        tool = showcase_cluster.find_tool()
+        if tool is None:
+            self.cluster_skip = (f"skipped: {showcase_cluster.REPO}/tools/cluster/tio-cluster "
+                                 "not found (the emulated cluster runs the multi-node benchmarks)")
+            return [], f"{exe}: {self.cluster_skip}"
+        path = self.find(exe)
+        if path is None:
+            return [], f"{exe} not found under {self.args.build_dir} (built with the bench/ targets?)"
+        made = None
+        if pfs is None:
+            pfs = made = tempfile.mkdtemp(prefix="pfs-", dir=self.workdir)
+        cmd = showcase_cluster.command(tool, self.args.mpi, [path] + args,
+                                       nodes or self.cluster_nodes, ppn or self.cluster_ppn,
+                                       pfs=pfs,
+                                       pfs_write_bps=pfs_write_bps, pfs_read_bps=pfs_read_bps,
+                                       env=env)
+        try:
+            records, err, stderr = self._launch(cmd, exe, parse=parse)
+        finally:
+            if made:
+                shutil.rmtree(made, ignore_errors=True)
+        reason = showcase_cluster.skip_reason(self.last_rc, stderr)
+        if err and reason:
+            self.cluster_skip = ("skipped: the emulated cluster needs root, namespaces and "
+                                 f"cgroups v1 (tio-cluster: {reason})")
+            return records, f"{exe}: {self.cluster_skip}"
+        return records, err
+
+    def _launch(self, cmd: List[str], exe: str,
+                parse: bool = True) -> Tuple[List[dict], Optional[str], Optional[str]]:
+        """Run cmd in a session of its own, killed as a whole on timeout. Returns (records,
+        error or None, stderr or None on timeout); self.last_rc is its exit status."""
+        self.last_rc = None
         if self.args.verbose:
             print("+ " + " ".join(cmd), file=sys.stderr)
         t0 = time.monotonic()
@@ -129,14 +221,20 @@ class Runner:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     env=self.env, text=True, start_new_session=True)
         except OSError as e:
-            return [], f"cannot start {cmd[0]}: {e}"
+            return [], f"cannot start {cmd[0]}: {e}", None
         try:
             out, err = proc.communicate(timeout=self.args.timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)   # the launcher and its ranks, nothing else
             out, err = proc.communicate()
-            return self._parse(out, exe), f"{exe} timed out after {self.args.timeout} s"
-        records = self._parse(out, exe)
+            records = self._parse(out, exe) if parse else []
+            return records, f"{exe} timed out after {self.args.timeout} s", None
+        except BaseException:   # ^C: leave no launcher behind
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        self.last_rc = proc.returncode
+        records = self._parse(out, exe) if parse else []
         for line in err.splitlines():
             if line.startswith("#"):
                 self.headers.append(line)
@@ -145,10 +243,10 @@ class Runner:
             print(f"  ({time.monotonic() - t0:.1f} s)", file=sys.stderr)
         if proc.returncode != 0:
             tail = "\n".join("    " + l for l in err.strip().splitlines()[-8:])
-            return records, f"{exe} exited with status {proc.returncode}:\n{tail}"
-        if not records:
-            return records, f"{exe} printed no results"
-        return records, None
+            return records, f"{exe} exited with status {proc.returncode}:\n{tail}", err
+        if parse and not records:
+            return records, f"{exe} printed no results", err
+        return records, None, err
 
     def _parse(self, out: str, exe: str) -> List[dict]:
         records = []
@@ -257,12 +355,13 @@ def section_hacc_io(r: Runner) -> Section:
     return sec
 
 
-def _target_note(ratio: Optional[float], target: float) -> str:
-    """The issue's target for a ratio, and whether this run met it (timings are not
-    asserted: a missed target is reported, not a failure)."""
+def _target_note(ratio: Optional[float], target: float, percent: bool = False) -> str:
+    """The issue's target for a ratio (or, with percent, for a fraction), and whether this
+    run met it (timings are not asserted: a missed target is reported, not a failure)."""
+    goal = f"target >= {target * 100:g} %" if percent else f"target >= {target:g}x"
     if ratio is None:
-        return f"target >= {target:g}x"
-    return f"target >= {target:g}x" + ("" if ratio >= target else " (missed)")
+        return goal
+    return goal + ("" if ratio >= target else " (missed)")
 
 
 def _ummap_mstream(r: Runner, sec: Section) -> None:
@@ -411,9 +510,221 @@ def section_ummap(r: Runner) -> Section:
     return sec
 
 
+def _vs(rec: dict, subject: str) -> dict:
+    """baseline and ratio of a Row; none for the baseline's own row (1x by definition)."""
+    b = rec.get("baseline") or ""
+    if b == subject:
+        return {"baseline": "", "ratio": None}
+    return {"baseline": b, "ratio": rec.get("ratio")}
+
+
+def fmt_mbps(v: Optional[float]) -> str:
+    if v is None:
+        return "-"
+    return f"{v / 1000:.3g} GB/s" if v >= 1000 else f"{v:.3g} MB/s"
+
+
+def _topo_ckpt(r: Runner, sec: Section) -> None:
+    recs, err = r.run_cluster("tio-bench-topo-ckpt", r.sizes["topo_ckpt"], **TOPO_PFS)
+    if err:
+        sec.errors.append(err)
+    for rec in recs:
+        phase, method = rec.get("phase", "?"), rec.get("method", "?")
+        note = (f"{rec.get('neighbourhoods', '?')} neighbourhoods, "
+                f"{rec.get('bytes', 0) / 1e6:.0f} MB")
+        if method == "topology_aware" and phase == "checkpoint":
+            note += ", " + _target_note(rec.get("ratio"), 3)
+        sec.rows.append(Row(
+            bench="topo_ckpt", test=phase, subject=method,
+            result=f"{fmt_seconds(rec.get('seconds'))} ({fmt_mbps(rec.get('mb_per_s'))})",
+            verified=rec.get("verified"), note=note, **_vs(rec, method)))
+
+
+def _topo_exchange(r: Runner, sec: Section) -> None:
+    recs, err = r.run_cluster("tio-bench-topo-exchange", r.sizes["topo_exchange"], **TOPO_PFS)
+    if err:
+        sec.errors.append(err)
+    for rec in recs:
+        method = rec.get("method", "?")
+        if method == "per_block":   # local vs PFS blocks, both from the topology-aware run
+            sec.rows.append(Row(
+                bench="topo_exchange", test="per block", subject="node-local",
+                result=fmt_seconds(rec.get("local_seconds")),
+                baseline=f"PFS {fmt_seconds(rec.get('global_seconds'))}",
+                ratio=rec.get("ratio"), verified=rec.get("verified"),
+                note=f"{rec.get('local_blocks')} local, {rec.get('global_blocks')} PFS blocks"))
+            continue
+        sec.rows.append(Row(
+            bench="topo_exchange", test="round", subject=method,
+            result=fmt_seconds(rec.get("seconds_per_round")),
+            verified=rec.get("verified"), **_vs(rec, method),
+            note=f"{rec.get('block_bytes', 0) >> 20} MiB blocks, "
+                 f"{rec.get('local_fraction', 0) * 100:.0f} % through node-local",
+            key=method != "global"))
+
+
+def _ckpt_drain(r: Runner, sec: Section) -> None:
+    recs, err = r.run_cluster("tio-bench-ckpt-drain", r.sizes["ckpt_drain"], **TOPO_PFS)
+    if err:
+        sec.errors.append(err)
+    for rec in recs:
+        mode = rec.get("mode", "?")
+        result = fmt_seconds(rec.get("seconds"))
+        if mode != "none":
+            result += f" (+{fmt_seconds(rec.get('overhead_seconds'))})"
+        note = (f"{rec.get('steps')} steps, {rec.get('bytes_per_checkpoint', 0) / 1e6:.0f} MB "
+                "per checkpoint" + (", MPI_THREAD_MULTIPLE" if rec.get("thread_multiple") else ""))
+        if mode == "none":
+            note = "compute only: " + note
+        if mode == "multilevel_async":
+            hidden, before = rec.get("hidden_fraction"), rec.get("hidden_fraction_before_close")
+            if hidden is not None:
+                note = (f"drain {hidden * 100:.0f} % hidden"
+                        + ("" if before is None else f" ({before * 100:.0f} % before close)")
+                        + ", " + _target_note(hidden, 0.8, percent=True) + "; " + note)
+            else:
+                note = "no hidden_fraction reported; " + note
+        sec.rows.append(Row(
+            bench="ckpt_drain", test="app time (+overhead)", subject=mode, result=result,
+            **(_vs(rec, mode) if mode != "none" else {}), verified=rec.get("verified"),
+            note=note,
+            key=mode in ("global_sync", "multilevel_async")))
+
+
+def _topo_discovery(r: Runner, sec: Section) -> None:
+    recs, err = r.run_cluster("tio-bench-topo-discovery", r.sizes["topo_discovery"])
+    if err:
+        sec.errors.append(err)
+    for rec in recs:
+        method, d = rec.get("method", "?"), rec.get("dir", "")
+        where = "node-local" if d.startswith("/tmp/tierio-node-local") else "PFS"
+        # MPI_COMM_TYPE_SHARED is the floor (no file touched), not a discovery: its groups
+        # are the nodes whatever the directory. MPICH's own algorithms are compared, not
+        # checked: tierio answers for its own.
+        checked = method.startswith("tierio-")
+        verified = None
+        if checked:
+            verified = bool(rec.get("same_groups")) and bool(rec.get("key_order"))
+        note = f"{rec.get('groups', '?')} groups"
+        if rec.get("fileops") is not None:
+            note += f", {rec['fileops']} file ops"
+        if not checked and method != "mpi-split-shared":
+            note += f", same groups {rec.get('same_groups')}, key order {rec.get('key_order')}"
+        sec.rows.append(Row(
+            bench="topo_discovery", test=f"split by {where} dir", subject=method,
+            result=f"{rec.get('time_ms', 0):.3g} ms", verified=verified, note=note,
+            **_vs(rec, method),
+            key=method == "tierio-hybrid"))
+
+
+def section_topo_ckpt(r: Runner) -> Section:
+    sec = Section(f"Storage topology + checkpointing (seed 003 §4, §6), emulated cluster "
+                  f"{r.cluster_nodes} nodes x {r.cluster_ppn} ranks, PFS writes throttled to "
+                  f"{TOPO_PFS['pfs_write_bps'] / 1e6:.0f} MB/s")
+    for part in (_topo_ckpt, _topo_exchange, _ckpt_drain, _topo_discovery):
+        part(r, sec)
+    return sec
+
+
+def _mpiio_baseline(rec: dict) -> str:
+    b = rec.get("baseline") or ""
+    return f"{b} ({rec['mpiio']})" if b == "mpiio" and rec.get("mpiio") else b
+
+
+def _agg_row(bench: str, test: str, rec: dict, note: str = "", key: bool = False) -> Row:
+    return Row(bench=bench, test=test, subject=rec.get("method", "?"),
+               result=f"{fmt_seconds(rec.get('seconds'))} ({fmt_gbps(rec)})",
+               baseline=_mpiio_baseline(rec), ratio=rec.get("ratio"),
+               verified=rec.get("verified"), note=note, key=key)
+
+
+def _agg_1d(r: Runner, sec: Section) -> None:
+    recs, err = r.run_cluster("tio-bench-agg-1d", r.sizes["agg_1d"], **AGG_PFS)
+    if err:
+        sec.errors.append(err)
+    for rec in recs:
+        dist, phase, method = rec.get("dist", "?"), rec.get("phase", "?"), rec.get("method", "?")
+        note = f"{rec.get('bytes', 0) / 1e6:.2g} MB in all"
+        if method == "tierio" and phase == "write" and dist in ("uniform", "normal"):
+            note += ", " + _target_note(rec.get("ratio"), 2)
+        sec.rows.append(_agg_row("agg_1d", f"{dist} {phase}", rec, note,
+                                 key=method == "tierio" and phase in ("write", "rewrite")))
+
+
+def _agg_workflow(r: Runner, sec: Section) -> None:
+    recs, err = r.run_cluster("tio-bench-agg-workflow", r.sizes["agg_workflow"], **AGG_PFS)
+    if err:
+        sec.errors.append(err)
+    for rec in recs:
+        phase, method = rec.get("phase", "?"), rec.get("method", "?")
+        note = f"{rec.get('bytes', 0) / 1e6:.0f} MB"
+        red = rec.get("reduction") or ""   # "61.0%", or "-24.2%" when it took longer
+        if red:
+            note += (f", {red[1:]} more I/O time" if red.startswith("-")
+                     else f", {red} less I/O time")
+        ratio = rec.get("ratio")
+        if method == "tierio_nodelocal" and phase == "total":
+            # the target is on the I/O time saved: 1 - method / mpiio = 1 - 1 / ratio
+            saved = None if not ratio else 1 - 1 / ratio
+            note += ", " + _target_note(saved, 0.2, percent=True) + " less"
+        sec.rows.append(_agg_row("agg_workflow", phase, rec, note,
+                                 key=phase == "total" and method != "mpiio"))
+
+
+def _agg_hacc(r: Runner, sec: Section) -> None:
+    recs, err = r.run_cluster("tio-bench-agg-hacc", r.sizes["agg_hacc"], **AGG_PFS)
+    if err:
+        sec.errors.append(err)
+    for rec in recs:
+        layout, phase = rec.get("layout", "?"), rec.get("phase", "?")
+        method = rec.get("method", "?")
+        note = (f"{rec.get('particles_per_rank', '?')} particles/rank "
+                f"({rec.get('bytes', 0) / 1e6:.2g} MB in all)")
+        sec.rows.append(_agg_row("agg_hacc", f"{layout} {phase}", rec, note,
+                                 key=method == "tierio"))
+
+
+def _agg_s3d(r: Runner, sec: Section) -> None:
+    # Tapioca needs the tiers' figures: `tierio probe` measures them on a cluster of the same
+    # shape, writing the site file into the shared directory the S3D job then uses.
+    pfs = tempfile.mkdtemp(prefix="pfs-s3d-", dir=r.workdir)
+    try:
+        site = os.path.join(pfs, "site.conf")
+        _, err = r.run_cluster("tierio", ["probe", "-o", site] + r.sizes["agg_probe"],
+                               pfs=pfs, parse=False, **AGG_PFS)
+        if err:
+            sec.errors.append("agg_s3d: tierio probe (for the site file): " + err)
+            return
+        recs, err = r.run_cluster("tio-bench-agg-s3d", r.sizes["agg_s3d"], pfs=pfs,
+                                  env={"TIERIO_SITE": site}, **AGG_PFS)
+    finally:
+        shutil.rmtree(pfs, ignore_errors=True)
+    if err:
+        sec.errors.append(err)
+    for rec in recs:
+        phase, method = rec.get("phase", "?"), rec.get("method", "?")
+        note = f"{rec.get('bytes', 0) / 1e6:.0f} MB"
+        if rec.get("aggregator_tiers"):
+            note += f", aggregators on {rec['aggregator_tiers']}"
+        if phase == "declare":
+            note = "declaration only; " + note
+        sec.rows.append(_agg_row("agg_s3d", phase, rec, note,
+                                 key=phase == "write+sync" and method != "mpiio"))
+
+
+def section_agg(r: Runner) -> Section:
+    sec = Section(f"Aggregation (seed 002 §4) vs MPI-IO collective, emulated cluster "
+                  f"{r.cluster_nodes} nodes x {r.cluster_ppn} ranks, PFS throttled to "
+                  f"{AGG_PFS['pfs_write_bps'] / 1e6:.0f} MB/s write, "
+                  f"{AGG_PFS['pfs_read_bps'] / 1e6:.0f} MB/s read")
+    for part in (_agg_1d, _agg_workflow, _agg_hacc, _agg_s3d):
+        part(r, sec)
+    return sec
+
+
 # Later capabilities append their section functions here.
 SECTIONS: List[Callable[[Runner], Section]] = [section_mstream, section_dht, section_hacc_io,
-                                               section_ummap]
+                                               section_ummap, section_topo_ckpt, section_agg]
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,7 +738,8 @@ def print_table(sections: List[Section], show_all: bool, allow_memory: bool) -> 
     section_starts: Dict[int, str] = {}
     failures = 0
     for sec in sections:
-        section_starts[len(lines)] = sec.title
+        section_starts[len(lines)] = sec.title + (
+            "" if sec.seconds is None else f"  [{sec.seconds:.0f} s]")
         for row in sec.rows:
             bad = row.verified is False or (row.problem and not allow_memory)
             failures += bad
@@ -466,6 +778,14 @@ def print_table(sections: List[Section], show_all: bool, allow_memory: bool) -> 
     return failures
 
 
+def section_name(fn: Callable[[Runner], Section]) -> str:
+    return fn.__name__[len("section_"):]
+
+
+def section_names() -> List[str]:
+    return [section_name(fn) for fn in SECTIONS]
+
+
 def detect_mpi(build_dir: str) -> str:
     try:
         with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8") as f:
@@ -484,7 +804,9 @@ def main() -> int:
     ap.add_argument("--mpi", choices=sorted(LAUNCHERS),
                     help="MPI library the build uses (default: from CMakeCache.txt)")
     ap.add_argument("--mpiexec", help="launcher to use instead of mpiexec.<mpi>")
-    ap.add_argument("--np", type=int, default=2, help="MPI ranks (default 2)")
+    ap.add_argument("--np", type=int, default=2,
+                    help="MPI ranks of the single-node sections (default 2; the cluster "
+                    "sections run the layout of CLUSTER_LAYOUT)")
     ap.add_argument("--size", choices=sorted(SIZES), default="small",
                     help="problem size (default small: seconds on 2 cores)")
     ap.add_argument("--dir", help="directory for the window / checkpoint files (default "
@@ -494,6 +816,8 @@ def main() -> int:
     ap.add_argument("--allow-memory", action="store_true",
                     help="do not fail when storage windows were placed in memory (a plain "
                     "MPI without tierio)")
+    ap.add_argument("--only", metavar="SECTION,...",
+                    help="run only these sections: " + ", ".join(section_names()))
     ap.add_argument("--json-out", help="also write every JSON record to this file")
     ap.add_argument("-v", "--verbose", action="store_true", help="show commands and stderr")
     args = ap.parse_args()
@@ -503,6 +827,15 @@ def main() -> int:
         ap.error(f"--build-dir {args.build_dir}: no such directory")
     if args.mpi is None:
         args.mpi = detect_mpi(args.build_dir)
+    chosen = SECTIONS
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in section_names()]
+        if unknown or not names:
+            ap.error(f"--only {args.only}: unknown section(s) "
+                     f"{', '.join(unknown) or '(none given)'}; "
+                     f"the sections are {', '.join(section_names())}")
+        chosen = [fn for fn in SECTIONS if section_name(fn) in names]
 
     made_dir = None
     workdir = args.dir or os.environ.get("TIERIO_BENCH_DIR") or ""
@@ -515,8 +848,11 @@ def main() -> int:
           f"files in {workdir}")
     try:
         sections = []
-        for fn in SECTIONS:
-            sections.append(fn(runner))
+        for fn in chosen:
+            t0 = time.monotonic()
+            sec = fn(runner)
+            sec.seconds = time.monotonic() - t0
+            sections.append(sec)
     finally:
         if made_dir:
             shutil.rmtree(made_dir, ignore_errors=True)
