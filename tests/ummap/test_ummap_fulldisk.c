@@ -3,7 +3,9 @@
  * returns ENOSPC from umsync and leaves the data dirty in memory; once space is freed a
  * second umsync succeeds and the file is exact. umunmap(sync=1) that fails keeps the
  * mapping usable. With a memory limit of 2 segments, evictions that cannot write back
- * must not lose data either. Both I/O drivers. Needs root (exit 77 if not). */
+ * must not lose data either. A bulk write-back of a run longer than the posix driver's
+ * chunks, on a disk and on a full 20 MiB tmpfs. Both I/O drivers. Needs root (exit 77 if
+ * not). */
 #include "umtest.h"
 #include "../common/private_mount.h"
 
@@ -14,12 +16,14 @@
 static size_t SEG, SIZE;
 static const char *dir;
 
-/* Fill the file system with a file of junk until it is full; the bytes written. */
-static void *map_file(const char *path, const char *driver, int *fd_out)
+/* A new file mapped at offset 100; bulk: 1 coalesces runs (else UMMAP_BULK_SYNC decides). */
+static void *map_file(const char *path, const char *driver, size_t size, int bulk, int *fd_out)
 {
     int fd = um_open(path, O_RDWR | O_CREAT | O_TRUNC);
     tio_ummap_opts_t o = TIO_UMMAP_OPTS_INIT;
-    o.size = SIZE;
+    o.size = size;
+    if (bulk)
+        o.bulk_sync = 1;
     o.seg_size = SEG;
     o.prot = PROT_READ | PROT_WRITE;
     o.fd = fd;
@@ -31,6 +35,28 @@ static void *map_file(const char *path, const char *driver, int *fd_out)
     return p;
 }
 
+/* The disk is full: umsync fails with ENOSPC and keeps every byte dirty in memory, also
+ * when asked to evict; once filler is removed it succeeds and the file is exact. (tmpfs
+ * pages are never clean: no durability check.) */
+static void enospc_then_room(unsigned char *p, const unsigned char *exp, size_t size,
+                             const char *filler, const char *path)
+{
+    tio_ummap_stats_t st;
+    CHECK_RC(umsync(p, 0), ENOSPC);
+    um_stats(p, &st);
+    CHECK(st.dirty > 0);
+    CHECK_BYTES(p, exp, size);
+    CHECK_RC(umsync(p, 1), ENOSPC); /* evict: nothing dirty may be dropped */
+    um_stats(p, &st);
+    CHECK(st.dirty > 0);
+    CHECK_BYTES(p, exp, size);
+    CHECK_OK(unlink(filler));
+    CHECK_RC(umsync(p, 0), 0);
+    um_stats(p, &st);
+    CHECK_EQ(st.dirty, 0);
+    CHECK_FILE(path, 100, exp, size);
+}
+
 static void sync_fails_then_works(const char *driver)
 {
     char what[96], path[4200], filler[4200];
@@ -39,26 +65,14 @@ static void sync_fails_then_works(const char *driver)
     snprintf(path, sizeof path, "%s/map.dat", dir);
     snprintf(filler, sizeof filler, "%s/filler", dir);
     int fd;
-    unsigned char *p = map_file(path, driver, &fd);
+    unsigned char *p = map_file(path, driver, SIZE, 0, &fd);
     unsigned char *exp = malloc(SIZE);
     uint64_t rng = 5;
     CHECK(tc_fill_up(filler) >= 0);
     um_fill_rand(exp, SIZE, &rng);
     memcpy(p, exp, SIZE);
-    CHECK_RC(umsync(p, 0), ENOSPC);
+    enospc_then_room(p, exp, SIZE, filler, path);
     tio_ummap_stats_t st;
-    um_stats(p, &st);
-    CHECK(st.dirty > 0);
-    CHECK_BYTES(p, exp, SIZE);
-    CHECK_RC(umsync(p, 1), ENOSPC); /* evict: nothing dirty may be dropped */
-    um_stats(p, &st);
-    CHECK(st.dirty > 0);
-    CHECK_BYTES(p, exp, SIZE);
-    CHECK_OK(unlink(filler));
-    CHECK_RC(umsync(p, 0), 0);
-    um_stats(p, &st);
-    CHECK_EQ(st.dirty, 0);
-    CHECK_FILE(path, 100, exp, SIZE); /* (tmpfs pages are never clean: no durability check) */
 
     snprintf(what, sizeof what, "%s: umunmap(sync=1) on a full disk keeps the mapping", driver);
     CASE(what);
@@ -82,6 +96,63 @@ static void sync_fails_then_works(const char *driver)
     free(exp);
 }
 
+/* A bulk write-back of one long run of dirty segments: the posix driver writes it in
+ * chunks and starts each chunk's write-back early. Every byte must reach the file, durably,
+ * with the run's unaligned start and its partial last chunk; on a full disk the sync fails
+ * part-way, keeps everything dirty, and succeeds once there is room. in_dir: a directory
+ * on a disk (durability checked); full_dir: a private tmpfs of LONG_FS bytes. */
+#define LONG_SIZE ((size_t)13 << 20 | 8192) /* > 3 chunks of 4 MiB, not a multiple */
+#define LONG_FS "size=20m,mode=0700"
+
+static void long_run(const char *driver, const char *disk_dir, const char *full_dir)
+{
+    char what[96], path[4200], filler[4200];
+    snprintf(what, sizeof what, "%s: bulk write-back of a %zu-byte run", driver, LONG_SIZE);
+    CASE(what);
+    snprintf(path, sizeof path, "%s/long.dat", disk_dir);
+    int fd;
+    unsigned char *p = map_file(path, driver, LONG_SIZE, 1, &fd);
+    unsigned char *exp = malloc(LONG_SIZE);
+    CHECK(exp != NULL);
+    uint64_t rng = 11;
+    um_fill_rand(exp, LONG_SIZE, &rng);
+    memcpy(p, exp, LONG_SIZE);
+    tio_ummap_stats_t st0, st;
+    um_stats(p, &st0);
+    CHECK_RC(umsync(p, 0), 0);
+    um_stats(p, &st);
+    CHECK_EQ(st.dirty, 0);
+    CHECK_EQ(st.write_ops - st0.write_ops, 1); /* one run, one coalesced write */
+    CHECK_FILE(path, 100, exp, LONG_SIZE);
+    CHECK_CLEAN(path, 100, LONG_SIZE);
+    /* again over part of it: a run that starts and ends inside segments' chunks */
+    um_fill_rand(exp + SEG + 5, 9 * (1 << 20) + 77, &rng);
+    memcpy(p + SEG + 5, exp + SEG + 5, 9 * (1 << 20) + 77);
+    CHECK_RC(umsync(p, 0), 0);
+    CHECK_FILE(path, 100, exp, LONG_SIZE);
+    CHECK_CLEAN(path, 100, LONG_SIZE);
+    CHECK_RC(umunmap(p, 0), 0);
+    close(fd);
+    CHECK_OK(unlink(path));
+
+    snprintf(what, sizeof what, "%s: bulk write-back of a long run on a full disk", driver);
+    CASE(what);
+    snprintf(path, sizeof path, "%s/long.dat", full_dir);
+    snprintf(filler, sizeof filler, "%s/filler", full_dir);
+    p = map_file(path, driver, LONG_SIZE, 1, &fd);
+    rng = 12;
+    um_fill_rand(exp, LONG_SIZE, &rng);
+    memcpy(p, exp, LONG_SIZE);
+    /* room for some chunks, not all: the write fails part-way */
+    CHECK(tc_fill_up(filler) >= 0);
+    CHECK_OK(truncate(filler, tt_file_size(filler) - (6 << 20)));
+    enospc_then_room(p, exp, LONG_SIZE, filler, path);
+    CHECK_RC(umunmap(p, 0), 0);
+    close(fd);
+    CHECK_OK(unlink(path));
+    free(exp);
+}
+
 struct evict_arg {
     const char *driver;
 };
@@ -96,7 +167,7 @@ static int evictions_on_full_disk(void *arg)
     snprintf(path, sizeof path, "%s/evict.dat", dir);
     snprintf(filler, sizeof filler, "%s/filler", dir);
     int fd;
-    unsigned char *p = map_file(path, a->driver, &fd);
+    unsigned char *p = map_file(path, a->driver, SIZE, 0, &fd);
     unsigned char *exp = malloc(SIZE);
     uint64_t rng = 6;
     um_fill_rand(exp, SIZE, &rng);
@@ -132,12 +203,20 @@ int main(void)
     SEG = 16 * um_page(); /* 64 KiB */
     SIZE = NSEG * SEG;    /* half the file system */
     char lim[32];
-    snprintf(lim, sizeof lim, "%zu", 64 * SEG);
+    snprintf(lim, sizeof lim, "%zu", 512 * SEG); /* the long runs fit: nothing evicted */
     setenv("UMMAP_MEM_LIMIT", lim, 1);
     um_private_node("fulldisk", 1);
     alarm(100);
     const char *drivers[] = {"posix", "uring"};
+    /* the long-run cases: a directory on the test's disk, and a larger private tmpfs */
+    const char *disk_dir = tt_tmpdir("ummap-long"), *full_dir = tt_tmpdir("ummap-longfs");
+    if (tc_private_tmpfs(full_dir, LONG_FS, why, sizeof why) < 0) {
+        fprintf(stderr, "a second private tmpfs: %s\n", why);
+        return 1;
+    }
     for (int d = 0; d < 2; d++) {
+        long_run(drivers[d], disk_dir, full_dir);
+        CHECK_EQ(tc_count_entries(full_dir), 0);
         sync_fails_then_works(drivers[d]);
         CHECK_EQ(tc_count_entries(dir), 0);
         struct evict_arg a = {drivers[d]};
