@@ -23,8 +23,15 @@
  * MPI_Win_lock_all + MPI_Win_flush (default) or MPI_Win_lock/MPI_Win_unlock (-l lock);
  * both are verified afterwards.
  *
- * Baseline for the write-back: the same number of bytes written with write() + fsync() to a
- * file in the same directory (<dir>/mstream.<rank>.fsync), measured in the same run.
+ * Baselines for the write-back: the same number of bytes written with write() + fsync() to a
+ * file in the same directory (<dir>/mstream.<rank>.fsync), measured in the same run, in the
+ * two states a window's file can be in. write+fsync: a new file every repetition, as the
+ * window's first write-back finds its file (reserved at allocation, never written: the file
+ * system allocates its blocks then). rewrite+fsync: the bytes written again over the
+ * file's own, as a later write-back finds it. The window's first write-back (sync) is
+ * compared with the first, the write-back after triad_after_sync (resync: every page
+ * written again) with the second; with -s every, sync (mostly later write-backs) with the
+ * second.
  *
  * Output: one JSON line per result on stdout (rank 0). bytes = bytes moved by all ranks;
  * seconds = median over repetitions of the slowest rank; ratio = GBps / baseline GBps.
@@ -227,8 +234,10 @@ static bool file_matches(const char *path, const void *mem, size_t len)
 typedef struct {
     double gbps[BENCH_WIN_NKINDS][K_NKERNELS + 2]; /* + put, get: to compute ratios */
     bool have[BENCH_WIN_NKINDS];
-    double fsync_gbps;          /* write()+fsync() baseline, whole window's bytes */
-    double fsync_gbps_combined; /* the same for the combined window's storage bytes */
+    /* write()+fsync() baselines [new file, rewrite] of the whole window's bytes and of the
+     * combined window's storage bytes */
+    double fsync_gbps[2];
+    double fsync_gbps_combined[2];
 } results;
 
 static void print_result(const char *kernel, const char *window, const char *placement,
@@ -266,28 +275,46 @@ static void print_result(const char *kernel, const char *window, const char *pla
 
 /* ---- baseline: write() + fsync() ----------------------------------------------------- */
 
-/* write()+fsync() of len bytes per rank, as the write-back's baseline; GB/s. */
-static double run_fsync_baseline(const options *o, size_t len, const char *what)
+/* pwrite() of len bytes of buf at offset 0, then fsync(); the slowest rank's time. */
+static double write_fsync(int fd, const double *buf, size_t len)
+{
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    double t0 = MPI_Wtime();
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = pwrite(fd, (const char *)buf + off, len - off, (off_t)off);
+        SYS_CHECK(w > 0, "pwrite of the write+fsync baseline");
+        off += (size_t)w;
+    }
+    SYS_CHECK(fsync(fd) == 0, "fsync of the write+fsync baseline");
+    return bench_max_time(MPI_Wtime() - t0);
+}
+
+/* write()+fsync() of len bytes per rank, as a write-back's baseline: into a new file every
+ * repetition, or (rewrite) over the bytes the file already holds (an untimed first write
+ * puts them there); GB/s. */
+static double run_fsync_baseline(const options *o, size_t len, const char *what, bool rewrite)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/mstream.%d.fsync", o->dir, g_rank);
     double *buf = bench_malloc(3 * o->n * sizeof(double)); /* len is at most this */
     init_arrays(buf, buf + o->n, buf + 2 * o->n, o->n);
 
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    SYS_CHECK(fd >= 0, path);
+    int fd = -1;
     double *t = bench_malloc((size_t)o->reps * sizeof *t);
     for (int r = 0; r < o->reps; r++) {
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = MPI_Wtime();
-        size_t off = 0;
-        while (off < len) {
-            ssize_t w = pwrite(fd, (const char *)buf + off, len - off, (off_t)off);
-            SYS_CHECK(w > 0, "pwrite of the write+fsync baseline");
-            off += (size_t)w;
+        if (fd < 0 || !rewrite) { /* a new file: its blocks are allocated by this write */
+            if (fd >= 0) {
+                close(fd);
+                SYS_CHECK(unlink(path) == 0, path);
+            }
+            fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+            SYS_CHECK(fd >= 0, path);
+            if (rewrite) {
+                (void)write_fsync(fd, buf, len);
+            }
         }
-        SYS_CHECK(fsync(fd) == 0, "fsync of the write+fsync baseline");
-        t[r] = bench_max_time(MPI_Wtime() - t0);
+        t[r] = write_fsync(fd, buf, len);
     }
     close(fd);
     bool ok = bench_all(file_matches(path, buf, len));
@@ -296,7 +323,8 @@ static double run_fsync_baseline(const options *o, size_t len, const char *what)
 
     double sec = bench_median(t, o->reps);
     double bytes = (double)len * g_size, gbps = bytes / sec / 1e9;
-    print_result("write+fsync", what, "storage", bytes, sec, gbps, NULL, NAN, ok, o, false);
+    print_result(rewrite ? "rewrite+fsync" : "write+fsync", what, "storage", bytes, sec, gbps,
+                 NULL, NAN, ok, o, false);
     free(t);
     return gbps;
 }
@@ -409,7 +437,7 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
         }
     }
     int passes = o->reps;
-    double triad_after_sync = NAN;
+    double triad_after_sync = NAN, resync = NAN;
     if (storage && !o->sync_every) {
         /* The seed's method: the kernels run, then one write-back is timed. */
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -436,8 +464,10 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
         }
         triad_after_sync = bench_max_time(MPI_Wtime() - t0);
         passes++;
+        /* The second write-back: every page written again (and the file can be compared
+         * below). */
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        (void)bench_timed_win_sync(win); /* so the file can be compared below */
+        resync = bench_max_time(bench_timed_win_sync(win));
     }
     bool ok = check_arrays(a, b, c, n, passes);
     bool file_ok = true;
@@ -469,13 +499,22 @@ static void run_kind(enum bench_win_kind kind, const options *o, results *res)
                      o, false);
     }
     if (storage) {
-        double sec = bench_median(t[K_NKERNELS], o->reps);
         double frac = kind == BENCH_WIN_COMBINED ? o->factor : 1.0;
         double bytes = frac * (double)win_bytes * g_size; /* bytes placed on storage */
+        const double *base =
+            kind == BENCH_WIN_COMBINED ? res->fsync_gbps_combined : res->fsync_gbps;
+        /* the first write-back of the new file (-s end), or mostly later ones (-s every) */
+        double sec = bench_median(t[K_NKERNELS], o->reps);
         double gbps = bytes / sec / 1e9;
-        double base = kind == BENCH_WIN_COMBINED ? res->fsync_gbps_combined : res->fsync_gbps;
-        print_result("sync", kname, placement, bytes, sec, gbps, "write+fsync",
-                     gbps / base, ok && file_ok, o, false);
+        int b = o->sync_every ? 1 : 0;
+        print_result("sync", kname, placement, bytes, sec, gbps,
+                     b ? "rewrite+fsync" : "write+fsync", gbps / base[b], ok && file_ok, o,
+                     false);
+        if (!isnan(resync)) {
+            gbps = bytes / resync / 1e9;
+            print_result("resync", kname, placement, bytes, resync, gbps, "rewrite+fsync",
+                         gbps / base[1], ok && file_ok, o, false);
+        }
     }
 
     /* ---- Put / Get variants ---- */
@@ -545,13 +584,16 @@ int main(int argc, char **argv)
                  o.transfer, o.lock_all ? "lock_all+flush" : "lock+unlock");
 
     results res = {0};
-    /* The write-back baselines: the same bytes written with write() + fsync(). */
+    /* The write-back baselines: the same bytes written with write() + fsync(), to a new
+     * file and over the file's own bytes. */
     const size_t win_bytes = 3 * o.n * sizeof(double);
-    if (o.kinds & (1u << BENCH_WIN_STORAGE))
-        res.fsync_gbps = run_fsync_baseline(&o, win_bytes, "file");
-    if (o.kinds & (1u << BENCH_WIN_COMBINED))
-        res.fsync_gbps_combined =
-            run_fsync_baseline(&o, (size_t)(o.factor * (double)win_bytes), "file_combined");
+    for (int rewrite = 0; rewrite < 2; rewrite++) {
+        if (o.kinds & (1u << BENCH_WIN_STORAGE))
+            res.fsync_gbps[rewrite] = run_fsync_baseline(&o, win_bytes, "file", rewrite);
+        if (o.kinds & (1u << BENCH_WIN_COMBINED))
+            res.fsync_gbps_combined[rewrite] = run_fsync_baseline(
+                &o, (size_t)(o.factor * (double)win_bytes), "file_combined", rewrite);
+    }
     for (int k = 0; k < BENCH_WIN_NKINDS; k++) { /* memory first: it is the baseline */
         if (o.kinds & (1u << k)) {
             run_kind((enum bench_win_kind)k, &o, &res);

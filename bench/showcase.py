@@ -302,11 +302,17 @@ def section_mstream(r: Runner) -> Section:
         note, problem = placement_check(rec, window)
         if kernel in ("put", "get"):
             note = (note + "; " if note else "") + rec.get("sync_mode", "")
+        if kernel == "triad" and window != "memory":
+            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), 0.95)) if x)
+        if kernel in ("sync", "resync"):   # first write-back of the new file, and a later one
+            what = "first write-back" if kernel == "sync" else "write-back of rewritten pages"
+            note = ", ".join(x for x in (note, what, _target_note(rec.get("ratio"), 0.8)) if x)
         sec.rows.append(Row(
             bench="mstream", test=kernel, subject=window, result=fmt_gbps(rec),
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
             verified=rec.get("verified"), note=note, problem=problem,
-            key=kernel in ("triad", "triad_after_sync", "sync", "write+fsync", "put", "get")))
+            key=kernel in ("triad", "triad_after_sync", "sync", "resync", "write+fsync",
+                           "rewrite+fsync", "put", "get")))
     return sec
 
 
@@ -323,6 +329,8 @@ def section_dht(r: Runner) -> Section:
             result += f" ({rec['Mops']:.3g} Mop/s)"
         if phase == "sync":
             note = (note + "; " if note else "") + "write-back of the filled table"
+        if phase == "total" and window == "storage":
+            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), 0.85)) if x)
         sec.rows.append(Row(
             bench="dht", test=phase, subject=window, result=result,
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
@@ -344,6 +352,8 @@ def section_hacc_io(r: Runner) -> Section:
         for rec in recs:
             phase, method = rec.get("phase", "?"), rec.get("method", "?")
             notes = [label] if label else []
+            if phase == "checkpoint" and method == "storage_window":
+                notes.append(_target_note(rec.get("ratio"), 1))
             if phase == "restart":
                 notes.append("page cache dropped first" if rec.get("cache") == "dropped"
                              else "warm cache")
@@ -371,7 +381,7 @@ def _ummap_mstream(r: Runner, sec: Section) -> None:
         sec.errors.append("mstream -e ummap: " + err)
     for rec in recs:
         kernel, window = rec.get("kernel", "?"), rec.get("window", "?")
-        if window == "memory" or kernel not in ("triad", "sync"):
+        if window == "memory" or kernel not in ("triad", "sync", "resync"):
             continue
         note, problem = placement_check(rec, window)
         target = 0.8 if kernel == "triad" else None
