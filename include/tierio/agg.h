@@ -35,6 +35,15 @@
  *   tierio_agg_align         TIERIO_AGG_ALIGN         domain alignment, bytes (the
  *                                                     MPI-IO hint striping_unit likewise)
  *                                                     [the file system's block size]
+ *   tierio_agg_read          TIERIO_AGG_READ          auto | aggregate         [auto]
+ *                            auto: a read whose processes' pieces do not interleave
+ *                            (each process's first-to-last byte range meets no other's)
+ *                            is made by every process from the shared file itself, as
+ *                            ROMIO does; aggregating it would only add a copy (target
+ *                            file only; subfiles and node-local always aggregate)
+ *   tierio_agg_write         TIERIO_AGG_WRITE         aggregate | auto         [aggregate]
+ *                            (MPI-IO route only: auto makes non-interleaved collective
+ *                            writes independent writes)
  * Tiers come from tio_tiers_open's discovery ($TIERIO_SITE names the site file).
  *
  * Errors: the calls return MPI error codes (MPI_SUCCESS, or a code whose MPI_Error_string
@@ -73,7 +82,7 @@ extern "C" {
 #define TIO_AGG_HINT_SUBFILING     "tierio_agg_subfiling"
 #define TIO_AGG_HINT_TARGET_TIER   "tierio_agg_target_tier"
 #define TIO_AGG_HINT_ALIGN         "tierio_agg_align"
-#define TIO_AGG_HINT_READ          "tierio_agg_read"  /* MPI-IO route: auto | aggregate */
+#define TIO_AGG_HINT_READ          "tierio_agg_read"  /* auto | aggregate */
 #define TIO_AGG_HINT_WRITE         "tierio_agg_write" /* MPI-IO route: aggregate | auto */
 
 typedef struct tio_agg *tio_agg_t;
@@ -109,7 +118,9 @@ int tio_agg_write(tio_agg_t agg, int id, const void *buf);
 
 /* Collective, as tio_agg_write: reads this process's pieces of access id into buf. Bytes
  * that were never written (beyond the end of the file, or outside every extent of the
- * manifest) are an error. */
+ * manifest) are an error. With tierio_agg_read=auto (the default) an access whose
+ * processes' pieces do not interleave is read by each process itself from the shared
+ * file, with one synchronisation that reports a failure everywhere. */
 int tio_agg_read(tio_agg_t agg, int id, void *buf);
 
 /* Collective. Makes everything written so far durable (fdatasync of every target file by
@@ -126,8 +137,9 @@ int tio_agg_close(tio_agg_t *agg);
  *   tierio_agg_aggregator_tiers   the tier of each aggregator's buffers, likewise
  *   tierio_agg_collective_calls   accesses served by the engine so far
  *   tierio_agg_passed_calls       (MPI-IO route) collective calls passed to the MPI library
- *   tierio_agg_independent_reads  (MPI-IO route) collective reads done as independent reads
- *                                 (tierio_agg_read=auto, non-interleaved requests)
+ *   tierio_agg_independent_reads  reads each process made itself (tierio_agg_read=auto,
+ *                                 non-interleaved pieces): tio_agg_read calls, and the
+ *                                 MPI-IO route's collective reads
  *   tierio_agg_independent_writes (MPI-IO route) the same for writes (tierio_agg_write=auto)
  * The aggregators are known once chosen: at open with the default strategy, at the first
  * declaration with tapioca (before that the two keys are absent). */

@@ -26,6 +26,7 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     memset(x, 0, sizeof *x);
     x->pieces = x->gpieces = pieces;
     x->npieces = x->ngpieces = n;
+    x->disjoint = tio_agg_pieces_disjoint(pieces, n);
     int nd = a->placed ? a->place.ndomains : a->strategy->domains(a);
     if (tio_agg_plan_make(&x->plan, x->gpieces, x->ngpieces, nd, (int64_t)a->set.buffer_size,
                           a->align, err))
@@ -345,6 +346,15 @@ int tio_agg_read(tio_agg_t a, int id, void *buf)
      * known after tio_agg_sync; their data is not read here anyway). */
     if (x != &nothing && a->set.target != TIO_AGG_TARGET_FILE && read_locality(a, x, &err))
         x = &nothing;
+    /* Pieces that do not interleave: every process reads its own (the same decision
+     * everywhere: the same access, the same settings, agreed at open). */
+    if (x != &nothing && a->set.target == TIO_AGG_TARGET_FILE && !a->set.read_aggregate &&
+        x->disjoint) {
+        if (tio_agg_run_read_own(a, x, id, buf, &err))
+            return tio_agg_raise(a, &err);
+        a->independent++;
+        return MPI_SUCCESS;
+    }
     if (tio_agg_run_read(a, x, id, buf, &err))
         return tio_agg_raise(a, &err);
     a->calls++;
@@ -408,7 +418,7 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
     PMPI_Info_set(info, "tierio_agg_passed_calls", v);
     snprintf(v, sizeof v, "%ld", a->independent);
     PMPI_Info_set(info, "tierio_agg_independent_reads", v);
-    PMPI_Info_set(info, TIO_AGG_HINT_READ, a->set.route_read_aggregate ? "aggregate" : "auto");
+    PMPI_Info_set(info, TIO_AGG_HINT_READ, a->set.read_aggregate ? "aggregate" : "auto");
     snprintf(v, sizeof v, "%ld", a->independent_writes);
     PMPI_Info_set(info, "tierio_agg_independent_writes", v);
     PMPI_Info_set(info, TIO_AGG_HINT_WRITE, a->set.route_write_auto ? "auto" : "aggregate");

@@ -99,6 +99,8 @@ static void find_nodes(struct tio_agg *a)
 
 static void release(struct tio_agg *a)
 {
+    if (a->own_fd >= 0)
+        close(a->own_fd);
     for (int i = 0; i < a->naccess; i++)
         tio_agg_access_free(&a->access[i]);
     free(a->access);
@@ -196,6 +198,7 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
         return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
     a->comm = a->icomm = a->gcomm = a->node_comm = MPI_COMM_NULL;
     a->my_domain = -1;
+    a->own_fd = -1;
     PMPI_Comm_dup(comm, &a->comm);
     PMPI_Comm_dup(comm, &a->icomm);
     PMPI_Comm_set_errhandler(a->icomm, MPI_ERRORS_RETURN);

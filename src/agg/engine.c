@@ -19,7 +19,10 @@
  * aggregator whatever the access size. Errors do not break the lockstep: a process that
  * failed keeps taking part in the barriers without moving data, and the final agreement
  * reports the lowest failing rank's error everywhere. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "agg/handle.h"
 #include "util/log.h"
@@ -130,6 +133,29 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
     if (stop)
         return err->cls; /* agreed already */
     return tio_agree(a->gcomm, err, NULL, 0);
+}
+
+int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
+                         struct tio_err *err)
+{
+    char *dst = buf;
+    if (a->own_fd < 0 && err->cls == TIO_OK) {
+        /* the handle's access mode: a write-only handle cannot read, as its aggregators
+         * could not either */
+        a->own_fd = open(a->path, a->oflags | O_CLOEXEC);
+        if (a->own_fd < 0)
+            tio_err_errno(err, errno, "opening \"%s\"", a->path);
+    }
+    for (size_t i = 0; i < x->ngpieces && err->cls == TIO_OK; i++) {
+        const struct tio_agg_piece *q = &x->gpieces[i];
+        if (q->rank == a->grank && q->len > 0)
+            tio_agg_pread_all(a->own_fd, dst + q->mem, q->len, q->off, a->path, err);
+    }
+    if (round_sync(a, id, err)) {
+        a->slot_base = slot_of(a, 1); /* where tio_agg_run_read stops at round 0 */
+        return err->cls;
+    }
+    return TIO_OK;
 }
 
 int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,

@@ -26,6 +26,7 @@ struct tio_agg_access {
     struct tio_agg_piece *gpieces;    /* the group's, ranks in gcomm (== pieces when the
                                          group is everybody) */
     size_t ngpieces;
+    int disjoint;                     /* no two processes' pieces interleave */
 };
 
 /* The manifest entries a group made since the groups last exchanged theirs. */
@@ -71,6 +72,8 @@ struct tio_agg {
     int slot_base;                    /* the slot of the next call's first round */
     struct tio_agg_driver drv;        /* aggregators: the target */
     int drv_open;
+    int own_fd;                       /* the shared file, opened at the first read this
+                                         process makes itself (-1 before) */
 
     /* subfiles / node-local */
     struct tio_agg_manifest manifest;
@@ -88,7 +91,7 @@ struct tio_agg {
     size_t scratch_n;
 
     long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
-    long independent;                 /* MPI-IO route: collective reads done independently */
+    long independent;                 /* reads each process made itself (read=auto) */
     long independent_writes;          /* ... and writes */
     void *route_asks;                 /* MPI-IO route: what every process asks, per call */
     struct tio_agg_piece *route_pieces; /* ... and its pieces */
@@ -142,6 +145,12 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
                       struct tio_err *err);
 int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
                      struct tio_err *err);
+/* The read of an access whose pieces do not interleave (x->disjoint), target file: this
+ * process preads its own pieces; one synchronisation, the same as a read's first round,
+ * agrees on errors and on the access (a process that failed before and runs
+ * tio_agg_run_read meets it there). */
+int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
+                         struct tio_err *err);
 
 /* Durable: the aggregators' files and the manifest. Collective; errors agreed. */
 int tio_agg_do_sync(struct tio_agg *a, struct tio_err *err);

@@ -251,29 +251,6 @@ static int eligible(MPI_File fh, int writing, int explicit_offset, MPI_Offset of
 
 static struct tio_agg_access route_nothing;
 
-static int by_offset(const void *x, const void *y)
-{
-    const struct tio_agg_piece *a = x, *b = y;
-    return a->off < b->off ? -1 : a->off > b->off;
-}
-
-/* No two processes' requests overlap or interleave (each process asks one contiguous
- * range). Aggregation then only adds a copy through the aggregators' buffers: each
- * process reading its own range is what ROMIO's automatic collective buffering does too. */
-static int non_interleaved(const struct tio_agg_piece *p, size_t n)
-{
-    struct tio_agg_piece *q = malloc(sizeof *q * (n ? n : 1));
-    if (!q)
-        return 0;
-    memcpy(q, p, sizeof *q * n);
-    qsort(q, n, sizeof *q, by_offset);
-    int ok = 1;
-    for (size_t i = 1; i < n && ok; i++)
-        ok = q[i - 1].off + q[i - 1].len <= q[i].off;
-    free(q);
-    return ok;
-}
-
 /* Same pieces as the route's last access: reuse its plan. */
 static int same_key(const struct tio_agg *a, const struct tio_agg_piece *p, size_t n)
 {
@@ -312,8 +289,8 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
             p[n++] = (struct tio_agg_piece){all[r].off, all[r].len, 0, r};
     /* Every process knows every request: all decide alike. (An independent read past the
      * end gets MPI's short count, as the collective would.) */
-    if ((writing ? a->set.route_write_auto : !a->set.route_read_aggregate) &&
-        non_interleaved(p, n))
+    if ((writing ? a->set.route_write_auto : !a->set.read_aggregate) &&
+        tio_agg_pieces_disjoint(p, n))
         return 2;
     /* The engine reads only what the file has (rank 0 looked before the allgather). */
     for (int r = 0; r < a->size && !writing; r++)

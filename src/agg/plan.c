@@ -32,6 +32,30 @@ static int cmp_move(const void *a, const void *b)
     return (x->boff > y->boff) - (x->boff < y->boff);
 }
 
+int tio_agg_pieces_disjoint(const struct tio_agg_piece *pieces, size_t n)
+{
+    struct tio_agg_run *e = malloc(sizeof *e * (n ? n : 1)); /* each process's extent */
+    if (!e)
+        return 0;
+    size_t m = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (j = i; j < n && pieces[j].rank == pieces[i].rank; j++)
+            if (pieces[j].len > 0) {
+                lo = pieces[j].off < lo ? pieces[j].off : lo;
+                hi = pieces[j].off + pieces[j].len > hi ? pieces[j].off + pieces[j].len : hi;
+            }
+        if (lo < hi)
+            e[m++] = (struct tio_agg_run){lo, hi};
+    }
+    qsort(e, m, sizeof *e, cmp_run);
+    int ok = 1;
+    for (size_t k = 1; k < m && ok; k++)
+        ok = e[k - 1].hi <= e[k].lo;
+    free(e);
+    return ok;
+}
+
 /* The union of the pieces as sorted runs; notes overlaps and the byte counts. */
 static int merge_runs(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
                       struct tio_err *err)

@@ -72,6 +72,13 @@ struct tio_agg_move {
 int tio_agg_plan_moves(const struct tio_agg_plan *p, const struct tio_agg_piece *pieces,
                        size_t n, struct tio_agg_move **out, size_t *nout, struct tio_err *err);
 
+/* No two processes' pieces interleave: the range from each process's first byte to its
+ * last meets no other process's range (pieces in rank order, a process's pieces
+ * together). Aggregation then only adds a copy through the aggregators' buffers, and each
+ * process may as well access its own pieces: what ROMIO decides for non-interleaved
+ * requests. 1 or 0 (0 also when out of memory: aggregating is always right). */
+int tio_agg_pieces_disjoint(const struct tio_agg_piece *pieces, size_t n);
+
 /* The covered runs inside window w (what the aggregator writes or reads), at most `max`;
  * returns how many there are (call again with a larger array when it is more). */
 size_t tio_agg_plan_runs(const struct tio_agg_plan *p, const struct tio_agg_window *w,

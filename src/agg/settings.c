@@ -179,7 +179,7 @@ int tio_agg_settings_parse(struct tio_agg_settings *s, tio_hint_get_fn info, voi
     }
     if (FIND(TIO_AGG_HINT_READ, NULL)) {
         if (!strcasecmp(val, "aggregate"))
-            s->route_read_aggregate = 1;
+            s->read_aggregate = 1;
         else if (strcasecmp(val, "auto") != 0)
             return bad(err, &src, val, "expected auto (non-interleaved reads are independent "
                        "reads) or aggregate");

@@ -29,7 +29,8 @@ struct tio_agg_settings {
     int subfiling;                   /* aggregators' nodes per subfile */
     char target_tier[TIO_TIER_NAME_MAX]; /* node-local target; "" = the first one */
     uint64_t align;                  /* 0 = the file system's block size */
-    int route_read_aggregate;        /* MPI-IO route: aggregate every read (else auto) */
+    int read_aggregate;              /* aggregate every read (else auto: non-interleaved
+                                        reads of the shared file are independent) */
     int route_write_auto;            /* MPI-IO route: non-interleaved writes independent */
 };
 

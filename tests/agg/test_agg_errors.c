@@ -218,6 +218,20 @@ static void test_access(void)
     for (int i = 0; i < 8192; i++)
         CHECK_EQ(got[i], et_rank + 1);
     CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
+
+    /* A write-only handle cannot read, whether the read would be aggregated or made by
+     * each process itself (these pieces do not interleave: tierio_agg_read=auto). */
+    et_case = "writeonly";
+    CHECK_EQ(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY, info, &a), MPI_SUCCESS);
+    CHECK_EQ(tio_agg_declare(a, 1, &off, &len, &id), MPI_SUCCESS);
+    et_check_error(tio_agg_read(a, id, got), EX_ACCESS, "opened write-only", NULL);
+    CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
+    MPI_Info_set(info, "tierio_agg_read", "aggregate");
+    CHECK_EQ(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY, info, &a), MPI_SUCCESS);
+    CHECK_EQ(tio_agg_declare(a, 1, &off, &len, &id), MPI_SUCCESS);
+    et_check_error(tio_agg_read(a, id, got), EX_ACCESS, "opened write-only", NULL);
+    CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
+    MPI_Info_delete(info, "tierio_agg_read");
     if (et_rank == 0)
         unlink(path);
 

@@ -267,6 +267,31 @@ static void test_plan_cases(void)
 
 }
 
+/* Whether each process may read its own pieces (tierio_agg_read=auto). */
+static void test_disjoint(void)
+{
+    CASE("disjoint: no pieces, one process");
+    CHECK_EQ(tio_agg_pieces_disjoint(NULL, 0), 1);
+    struct tio_agg_piece one[] = {{0, 10, 0, 0}, {50, 10, 10, 0}};
+    CHECK_EQ(tio_agg_pieces_disjoint(one, 2), 1);
+
+    CASE("disjoint: back to back, and out of file order");
+    struct tio_agg_piece adj[] = {{100, 10, 0, 0}, {0, 50, 0, 1}, {50, 50, 0, 2}};
+    CHECK_EQ(tio_agg_pieces_disjoint(adj, 3), 1);
+
+    CASE("disjoint: a process's pieces around another's are interleaved");
+    struct tio_agg_piece il[] = {{0, 10, 0, 0}, {20, 10, 10, 0}, {10, 10, 0, 1}};
+    CHECK_EQ(tio_agg_pieces_disjoint(il, 3), 0);
+
+    CASE("disjoint: overlapping pieces are not");
+    struct tio_agg_piece ov[] = {{0, 10, 0, 0}, {5, 10, 0, 1}};
+    CHECK_EQ(tio_agg_pieces_disjoint(ov, 2), 0);
+
+    CASE("disjoint: empty pieces take no room");
+    struct tio_agg_piece em[] = {{0, 10, 0, 0}, {20, 10, 10, 0}, {15, 0, 0, 1}, {30, 5, 0, 2}};
+    CHECK_EQ(tio_agg_pieces_disjoint(em, 4), 1);
+}
+
 static void test_manifest(void)
 {
     struct tio_err err = {0};
@@ -380,18 +405,18 @@ static void test_settings(void)
     CHECK_EQ(s.buffer_count, 2);
     CHECK_EQ(s.target, TIO_AGG_TARGET_FILE);
     CHECK_EQ(s.persistence, TIO_PERSIST_NONE);
-    CHECK_EQ(s.route_read_aggregate, 0); /* reads: auto */
+    CHECK_EQ(s.read_aggregate, 0); /* reads: auto */
     CHECK_EQ(s.route_write_auto, 0);     /* writes: aggregate */
 
     CASE("settings: the MPI-IO route's read and write modes");
     const char *modes[] = {"tierio_agg_read", "AGGREGATE", "tierio_agg_write", "auto", NULL};
     CHECK_EQ(tio_agg_settings_parse(&s, kv_get, modes, NULL, NULL, &err), TIO_OK);
-    CHECK_EQ(s.route_read_aggregate, 1);
+    CHECK_EQ(s.read_aggregate, 1);
     CHECK_EQ(s.route_write_auto, 1);
     const char *modes_env[] = {"TIERIO_AGG_READ", "auto", "TIERIO_AGG_WRITE", "aggregate",
                                NULL};
     CHECK_EQ(tio_agg_settings_parse(&s, NULL, NULL, kv_get, modes_env, &err), TIO_OK);
-    CHECK_EQ(s.route_read_aggregate, 0);
+    CHECK_EQ(s.read_aggregate, 0);
     CHECK_EQ(s.route_write_auto, 0);
 
     CASE("settings: info over environment over MPI-IO aliases");
@@ -456,6 +481,7 @@ int main(void)
 {
     test_plan_cases();
     test_plan_random();
+    test_disjoint();
     test_manifest();
     test_settings();
     printf("test_agg_unit: all checks passed\n");

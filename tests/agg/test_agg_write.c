@@ -108,6 +108,12 @@ static void run_case(const char *strategy, const char *target, int nbuf, enum at
     tt_info_set(info, "tierio_agg_tier", tier);
     if (!g_cluster)
         tt_info_setf(info, "tierio_agg_aggregators", "%d", naggs);
+    /* Reads: every other case aggregates them all; the others keep the default (auto),
+     * where the 1D array, whose pieces do not interleave, is read by each process from the
+     * shared file (target file) and the strided access is aggregated. */
+    const int aggregate_reads = case_no % 2;
+    if (aggregate_reads)
+        tt_info_set(info, "tierio_agg_read", "aggregate");
 
     /* Access A: the 1D array. */
     int64_t *sz = calloc((size_t)tt_size, sizeof *sz);
@@ -179,6 +185,16 @@ static void run_case(const char *strategy, const char *target, int nbuf, enum at
         tt_compare(inB, bufB, (size_t)myB, "%s: read of the strided access, version %d", what,
                    version);
     }
+    MPI_Info used;
+    TT_MPI(tio_agg_get_info(a, &used));
+    const char *v = tt_info_get(used, "tierio_agg_independent_reads");
+    /* A never interleaves; B does when two processes have pieces in it: with two
+     * processes only rank 0 has (rank 1 is the process with nothing) */
+    long own = v ? atol(v) : -1,
+         want_own = !aggregate_reads && !strcmp(target, "file") ? 2 + 2 * (tt_size <= 2) : 0;
+    TT_CHECK(own == want_own, "%s: %ld reads made by the processes themselves, %ld expected "
+             "(tierio_agg_read=%s)", what, own, want_own, aggregate_reads ? "aggregate" : "auto");
+    MPI_Info_free(&used);
     TT_MPI(tio_agg_close(&a));
     TT_CHECK(a == NULL, "%s: tio_agg_close left the handle", what);
 
