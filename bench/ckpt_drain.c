@@ -17,9 +17,13 @@
  *   overhead_seconds = run time - the "none" run's time
  * is exactly the time the application could not compute because of checkpointing.
  * hidden_fraction (multilevel_async) = 1 - its overhead / global_sync's overhead is the
- * share of the global write time taken off the application; hidden_fraction_before_close
- * is the same without the final close (where the application waits for the last drain,
- * close_seconds), i.e. the steady state of a long run. What the background drain
+ * share of the checkpointing time taken off the application when the local level replaces
+ * the global one; hidden_fraction_before_close is the same without the final close (where
+ * the application waits for the last drain, close_seconds), i.e. the steady state of a
+ * long run. drain_hidden_fraction = 1 - (its overhead - local_only's) / global_sync's
+ * overhead is the share of the global write time the drain keeps off the application: what
+ * the application still sees of the global write, the local checkpoint's own cost (which
+ * local_only measures) aside. What the background drain
  * takes from the computation itself (CPU, memory bandwidth) shows as compute_rate: passes
  * per second of compute relative to the "none" run (1 = no slowdown).
  * The modes run interleaved, -r times; figures are medians. After each run a restart
@@ -305,6 +309,9 @@ int main(int argc, char **argv)
                 /* the same without the wait for the last drain at close (steady state) */
                 bench_json_num(&j, "hidden_fraction_before_close",
                                1.0 - (ovh - closing[m]) / (ovh_global - closing[M_GLOBAL]));
+                double ovh_local = sec[M_LOCAL] - sec[M_NONE];
+                bench_json_num(&j, "drain_hidden_fraction",
+                               1.0 - (ovh - ovh_local) / ovh_global);
             }
             if (m != M_NONE) {
                 bench_json_int(&j, "restart_level", level[m]);
