@@ -26,7 +26,6 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     memset(x, 0, sizeof *x);
     x->pieces = x->gpieces = pieces;
     x->npieces = x->ngpieces = n;
-    x->disjoint = tio_agg_pieces_disjoint(pieces, n);
     int nd = a->placed ? a->place.ndomains : a->strategy->domains(a);
     if (tio_agg_plan_make(&x->plan, x->gpieces, x->ngpieces, nd, (int64_t)a->set.buffer_size,
                           a->align, err))
@@ -39,6 +38,8 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
         k++;
     for (size_t i = 0; i < k; i++)
         x->mine += x->gpieces[first + i].len;
+    x->own_first = first;
+    x->own_n = k;
     return tio_agg_plan_moves(&x->plan, x->gpieces + first, k, &x->moves, &x->nmoves, err);
 }
 
@@ -308,6 +309,10 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
         tio_agg_access_free(&x);
         return tio_agg_raise(a, &err);
     }
+    /* Reads of pieces that do not interleave: every process reads its own (decided here,
+     * once, alike everywhere: the same pieces, the settings agreed at open). */
+    x.read_own = a->set.target == TIO_AGG_TARGET_FILE && !a->set.read_aggregate &&
+                 tio_agg_pieces_disjoint(x.gpieces, x.ngpieces);
     a->access[a->naccess] = x;
     *id = a->naccess++;
     return MPI_SUCCESS;
@@ -346,10 +351,7 @@ int tio_agg_read(tio_agg_t a, int id, void *buf)
      * known after tio_agg_sync; their data is not read here anyway). */
     if (x != &nothing && a->set.target != TIO_AGG_TARGET_FILE && read_locality(a, x, &err))
         x = &nothing;
-    /* Pieces that do not interleave: every process reads its own (the same decision
-     * everywhere: the same access, the same settings, agreed at open). */
-    if (x != &nothing && a->set.target == TIO_AGG_TARGET_FILE && !a->set.read_aggregate &&
-        x->disjoint) {
+    if (x->read_own) {
         if (tio_agg_run_read_own(a, x, id, buf, &err))
             return tio_agg_raise(a, &err);
         a->independent++;

@@ -139,16 +139,14 @@ int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, vo
                          struct tio_err *err)
 {
     char *dst = buf;
-    if (a->own_fd < 0 && err->cls == TIO_OK) {
-        /* the handle's access mode: a write-only handle cannot read, as its aggregators
-         * could not either */
-        a->own_fd = open(a->path, a->oflags | O_CLOEXEC);
+    if (a->own_fd < 0 && err->cls == TIO_OK) { /* (tio_agg_read refuses write-only handles) */
+        a->own_fd = open(a->path, O_RDONLY | O_CLOEXEC);
         if (a->own_fd < 0)
             tio_err_errno(err, errno, "opening \"%s\"", a->path);
     }
-    for (size_t i = 0; i < x->ngpieces && err->cls == TIO_OK; i++) {
+    for (size_t i = x->own_first; i < x->own_first + x->own_n && err->cls == TIO_OK; i++) {
         const struct tio_agg_piece *q = &x->gpieces[i];
-        if (q->rank == a->grank && q->len > 0)
+        if (q->len > 0)
             tio_agg_pread_all(a->own_fd, dst + q->mem, q->len, q->off, a->path, err);
     }
     if (round_sync(a, id, err)) {

@@ -26,7 +26,9 @@ struct tio_agg_access {
     struct tio_agg_piece *gpieces;    /* the group's, ranks in gcomm (== pieces when the
                                          group is everybody) */
     size_t ngpieces;
-    int disjoint;                     /* no two processes' pieces interleave */
+    size_t own_first, own_n;          /* this process's pieces: gpieces[own_first ..] */
+    int read_own;                     /* reads: each process preads its own pieces (target
+                                         file, tierio_agg_read=auto, pieces disjoint) */
 };
 
 /* The manifest entries a group made since the groups last exchanged theirs. */
@@ -145,8 +147,7 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
                       struct tio_err *err);
 int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
                      struct tio_err *err);
-/* The read of an access whose pieces do not interleave (x->disjoint), target file: this
- * process preads its own pieces; one synchronisation, the same as a read's first round,
+/* The read of an access with x->read_own: this process preads its own pieces; one synchronisation, the same as a read's first round,
  * agrees on errors and on the access (a process that failed before and runs
  * tio_agg_run_read meets it there). */
 int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,

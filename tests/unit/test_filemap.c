@@ -68,6 +68,20 @@ static void path_in(char *buf, size_t n, const char *dir, const char *name)
     snprintf(buf, n, "%s/%s", dir, name);
 }
 
+/* dir/name holds len bytes of pattern seed (also left in a), mapped in private mode. */
+static void map_private_file(struct tio_filemap *fm, char *path, size_t n, const char *dir,
+                             const char *name, unsigned char *a, size_t len, unsigned seed)
+{
+    struct tio_err err;
+    struct tio_filemap_opts o = opts(0600, 1);
+    path_in(path, n, dir, name);
+    tt_fill(a, len, seed);
+    tt_write_file(path, a, len);
+    tio_err_clear(&err);
+    CHECK_EQ(tio_filemap_open(fm, path, 0, len, &o, &err), TIO_OK);
+    CHECK_EQ(tio_filemap_map(fm, NULL, &o, &err), TIO_OK);
+}
+
 static void test_create(const char *dir)
 {
     struct tio_filemap fm;
@@ -269,18 +283,13 @@ static void test_private(const char *dir)
     struct tio_filemap fm;
     struct tio_err err;
     char path[4200];
-    struct tio_filemap_opts o = opts(0600, 1);
     static unsigned char a[8 * 4096], want[8 * 4096], back[8 * 4096];
     const size_t len = 4 * P;
 
     CASE("private: unsynced changes stay out of the file");
-    path_in(path, sizeof path, dir, "private.dat");
-    tt_fill(a, len, 4);
-    tt_write_file(path, a, len);
+    map_private_file(&fm, path, sizeof path, dir, "private.dat", a, len, 4);
     memcpy(want, a, len);
     tio_err_clear(&err);
-    CHECK_EQ(tio_filemap_open(&fm, path, 0, len, &o, &err), TIO_OK);
-    CHECK_EQ(tio_filemap_map(&fm, NULL, &o, &err), TIO_OK);
     CHECK_BYTES(fm.addr, a, len);
     memset(fm.addr + 10, 'B', 10);
     memset(fm.addr + 2 * P + 100, 'B', 100);
@@ -362,17 +371,12 @@ static void test_private_partial_page(const char *dir)
     struct tio_filemap fm;
     struct tio_err err;
     char path[4200];
-    struct tio_filemap_opts o = opts(0600, 1);
     static unsigned char a[4 * 4096], back[4 * 4096];
     const size_t len = 3 * P;
 
     CASE("private: sync of a range inside a page keeps the rest of the page");
-    path_in(path, sizeof path, dir, "private-partial.dat");
-    tt_fill(a, len, 5);
-    tt_write_file(path, a, len);
+    map_private_file(&fm, path, sizeof path, dir, "private-partial.dat", a, len, 5);
     tio_err_clear(&err);
-    CHECK_EQ(tio_filemap_open(&fm, path, 0, len, &o, &err), TIO_OK);
-    CHECK_EQ(tio_filemap_map(&fm, NULL, &o, &err), TIO_OK);
     fm.addr[P + 10] = 'E';   /* outside the synced range, same page */
     fm.addr[P + 2000] = 'F'; /* inside */
     CHECK_EQ(tio_filemap_sync_range(&fm, fm.addr + P + 1000, 2000, &err), TIO_OK);
@@ -392,19 +396,14 @@ static void test_private_many_runs(const char *dir)
     struct tio_filemap fm;
     struct tio_err err;
     char path[4200];
-    struct tio_filemap_opts o = opts(0600, 1);
     enum { NP = 301 }; /* 151 changed runs: more than two batches */
     static unsigned char a[NP * 4096], want[NP * 4096], back[NP * 4096];
     const size_t len = NP * P;
 
     CASE("private: a sync of more separate runs than one batch");
-    path_in(path, sizeof path, dir, "private-runs.dat");
-    tt_fill(a, len, 6);
-    tt_write_file(path, a, len);
+    map_private_file(&fm, path, sizeof path, dir, "private-runs.dat", a, len, 6);
     memcpy(want, a, len);
     tio_err_clear(&err);
-    CHECK_EQ(tio_filemap_open(&fm, path, 0, len, &o, &err), TIO_OK);
-    CHECK_EQ(tio_filemap_map(&fm, NULL, &o, &err), TIO_OK);
     for (size_t pg = 0; pg < NP; pg += 2) {
         fm.addr[pg * P + pg % 97] = (char)('a' + pg % 26);
         want[pg * P + pg % 97] = (unsigned char)('a' + pg % 26);
