@@ -101,8 +101,12 @@ typedef struct tio_ummap_opts {
   int congruent;      /* 1: *ptr = start + offset % page, so that memory and file line up
                          page by page (what O_DIRECT write-back needs; the "direct" driver
                          then bypasses the page cache at any offset) */
+  int sync_file;      /* 1: umsync of this mapping also writes back this process's other
+                         sync_file mappings of the same file, and one fdatasync makes them
+                         all durable; their own umsyncs then have nothing left to do (a
+                         checkpoint of several mappings into one file) */
 } tio_ummap_opts_t;
-#define TIO_UMMAP_OPTS_INIT {0, 0, 0, -1, 0, UMMAP_NO_FLUSH, 1, UMMAP_PTYPE_FIFO, NULL, -1, NULL, 0}
+#define TIO_UMMAP_OPTS_INIT {0, 0, 0, -1, 0, UMMAP_NO_FLUSH, 1, UMMAP_PTYPE_FIFO, NULL, -1, NULL, 0, 0}
 int tio_ummap_open(const tio_ummap_opts_t *opts, void **ptr);
 
 #ifdef __cplusplus

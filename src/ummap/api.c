@@ -112,6 +112,7 @@ int tio_ummap_open(const tio_ummap_opts_t *o, void **ptr) {
     m->read_file = !!o->read_file;
     m->ptype = o->ptype;
     m->bulk = bulk;
+    m->sync_file = !!o->sync_file;
     m->qhead = m->qtail = -1;
     m->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)m;
     m->seg = calloc(m->nseg, sizeof *m->seg);
@@ -172,9 +173,14 @@ int ummap(size_t size, size_t seg_size, int prot, int fd, off_t offset,
     return tio_ummap_open(&o, ptr);
 }
 
+/* This mapping's write-back, made durable; with sync_file, its file's too. */
+static int writeback_durable(struct tio_umap *m) {
+    return m->sync_file ? tio_um_sync_file(m) : tio_um_writeback(m, 0, 1);
+}
+
 static int sync_cb(struct tio_umap *m, void *arg) {
     int evict = *(int *)arg;
-    int rc = tio_um_writeback(m, 0, 1);
+    int rc = writeback_durable(m);
     if (!rc && evict) {
         rc = tio_um_drop_all(m);
         /* A store between the write-back and the drop made a segment dirty again; the
@@ -192,7 +198,7 @@ int umsync(void *addr, int evict) {
 
 static int sync_only_cb(struct tio_umap *m, void *arg) {
     (void)arg;
-    int rc = tio_um_writeback(m, 0, 1);
+    int rc = writeback_durable(m);
     if (!rc) atomic_store(&m->wb_error, 0);
     return rc;
 }

@@ -50,6 +50,8 @@ struct tio_umap {
     unsigned flush_interval;
     int read_file, ptype, bulk;
     int borrowed;          /* mapped over the caller's range: umunmap leaves it */
+    int sync_file;         /* umsync also writes back this process's other sync_file
+                              mappings of the same file, with one fdatasync for all */
     struct tio_umdrv drv;
 
     struct tio_umseg *seg;
@@ -61,6 +63,7 @@ struct tio_umap {
     atomic_size_t resident, dirty;  /* bytes */
     atomic_int wb_error;            /* first failed write-back since the last good umsync */
     atomic_int unsynced;            /* written without fdatasync since the last umsync */
+    atomic_uint_fast64_t wgen;      /* bumped each time segments are flagged unsynced */
     /* The segments flagged TIO_SEG_UNSYNCED lie in [unsynced_lo, unsynced_hi): the next
      * fdatasync looks at those only, not at every segment of a large mapping. */
     pthread_mutex_t rangelock;
@@ -109,6 +112,8 @@ struct tio_umap *tio_um_unregister(void *addr);      /* remove the mapping conta
 int tio_um_with(void *addr, int (*fn)(struct tio_umap *m, void *arg), void *arg);
 /* Call fn on every mapping (registry read-locked); stops at a non-zero result. */
 int tio_um_each(int (*fn)(struct tio_umap *m, void *arg), void *arg);
+/* The same for a caller that holds the registry lock already (inside tio_um_with). */
+int tio_um_each_locked(int (*fn)(struct tio_umap *m, void *arg), void *arg);
 struct tio_memnode *tio_um_memnode(void);
 void tio_um_count_io(unsigned reads, unsigned writes);
 void tio_um_totals(unsigned *reads, unsigned *writes);
@@ -160,9 +165,14 @@ int tio_um_drop_locked(struct tio_umap *m, size_t i);
 int tio_um_drop_all(struct tio_umap *m);
 
 /* ---- sync.c ---- */
-/* Write back dirty segments (all, or those dirty for at least min_age_ns); durable: also
- * fdatasync. Returns 0 or the first error (the failed segments stay dirty). */
+/* Write back dirty segments (all, or those dirty for at least min_age_ns); durable: 1 also
+ * fdatasync when something was written since the last one, TIO_UM_FORCE_SYNC always (it
+ * covers other mappings of the file too). Returns 0 or the first error (the failed
+ * segments stay dirty). */
+#define TIO_UM_FORCE_SYNC 2
 int tio_um_writeback(struct tio_umap *m, uint64_t min_age_ns, int durable);
+/* umsync's write-back of a sync_file mapping (caller holds the registry lock). */
+int tio_um_sync_file(struct tio_umap *m);
 /* Write back segment i, caller holding its lock. */
 int tio_um_write_locked(struct tio_umap *m, size_t i);
 /* The same from a copy of the segment's pages at seg (eviction: moved out of the

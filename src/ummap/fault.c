@@ -22,6 +22,16 @@ uint64_t tio_um_now_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* Zeros to copy a segment from when nothing of it is read: address space never written,
+ * so every page of it is the kernel's one zero page, which stays in the cache. Filling a
+ * 256 KiB segment from a staging buffer memset to zero first cost a fifth more. */
+static const char *zeros;
+static pthread_once_t zeros_once = PTHREAD_ONCE_INIT;
+static void zeros_map(void) {
+    void *p = mmap(NULL, STAGE_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    zeros = p == MAP_FAILED ? NULL : p;
+}
+
 static void *stage_get(struct tio_um_stage *st, size_t len) {
     if (st->cap < len) {
         free(st->buf);
@@ -44,6 +54,15 @@ static int load(struct tio_umap *m, size_t i, char *sa, size_t span, int write,
          * have it: it can be protected against writes only after it is mapped, and a
          * thread that does not wait for our wake could write into it before.) */
         return tio_uffd_zero(sa, span);
+    }
+    if (!backed) {
+        pthread_once(&zeros_once, zeros_map);
+        for (size_t done = 0, n; zeros && done < span; done += n) {
+            n = span - done < STAGE_MAX ? span - done : STAGE_MAX;
+            int rc = tio_uffd_copy(sa + done, zeros, n, wp);
+            if (rc) return rc;
+        }
+        if (zeros) return 0; /* (without them: zeros through the staging buffer, below) */
     }
     /* File bytes of the segment, relative to its start. */
     size_t s0 = tio_um_seg_off(m, i);

@@ -119,10 +119,15 @@ int tio_um_with(void *addr, int (*fn)(struct tio_umap *m, void *arg), void *arg)
     return rc;
 }
 
-int tio_um_each(int (*fn)(struct tio_umap *m, void *arg), void *arg) {
-    pthread_rwlock_rdlock(&reg_lock);
+int tio_um_each_locked(int (*fn)(struct tio_umap *m, void *arg), void *arg) {
     int rc = 0;
     for (size_t k = 0; k < nmaps && !rc; k++) rc = fn(maps[k], arg);
+    return rc;
+}
+
+int tio_um_each(int (*fn)(struct tio_umap *m, void *arg), void *arg) {
+    pthread_rwlock_rdlock(&reg_lock);
+    int rc = tio_um_each_locked(fn, arg);
     pthread_rwlock_unlock(&reg_lock);
     return rc;
 }

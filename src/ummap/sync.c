@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ummap/engine.h"
 #include "ummap/seglock.h"
@@ -50,6 +51,7 @@ static void note_unsynced(struct tio_umap *m, size_t first, size_t last) {
     }
     pthread_mutex_unlock(&m->rangelock);
     atomic_store(&m->unsynced, 1);
+    atomic_fetch_add(&m->wgen, 1);
 }
 
 static void count_writes(struct tio_umap *m, size_t segs, size_t bytes, size_t ops) {
@@ -99,16 +101,19 @@ int tio_um_write_moved(struct tio_umap *m, size_t i, const char *seg) {
     return 0;
 }
 
-/* fdatasync; when it fails, what was written since the last one may not be on storage:
- * every segment still in memory that was written since becomes dirty again. */
-static int make_durable(struct tio_umap *m) {
-    if (!atomic_load(&m->unsynced)) return 0;
+/* Take the unsynced range for an fdatasync about to run: [*lo, *hi). */
+static void take_unsynced(struct tio_umap *m, size_t *lo, size_t *hi) {
     atomic_store(&m->unsynced, 0);
     pthread_mutex_lock(&m->rangelock);
-    size_t lo = m->unsynced_lo, hi = m->unsynced_hi;
+    *lo = m->unsynced_lo;
+    *hi = m->unsynced_hi;
     m->unsynced_lo = m->unsynced_hi = 0;
     pthread_mutex_unlock(&m->rangelock);
-    int rc = m->drv.ops->sync(&m->drv);
+}
+
+/* After the fdatasync (result rc) that covered [lo, hi): the segments there are durable,
+ * or, if it failed, may not be: every one still in memory becomes dirty again. */
+static void settle_unsynced(struct tio_umap *m, size_t lo, size_t hi, int rc) {
     for (size_t i = lo; i < hi; i++) {
         struct tio_umseg *s = &m->seg[i];
         if (!(atomic_load(&s->flags) & TIO_SEG_UNSYNCED)) continue;
@@ -118,6 +123,15 @@ static int make_durable(struct tio_umap *m) {
         tio_segunlock(&s->lock);
     }
     if (rc) atomic_store(&m->unsynced, 1); /* the redirtied segments: written again next */
+}
+
+/* fdatasync, when something was written since the last one (or force). */
+static int make_durable(struct tio_umap *m, int force) {
+    if (!atomic_load(&m->unsynced) && !force) return 0;
+    size_t lo, hi;
+    take_unsynced(m, &lo, &hi);
+    int rc = m->drv.ops->sync(&m->drv);
+    settle_unsynced(m, lo, hi, rc);
     return rc;
 }
 
@@ -210,7 +224,7 @@ int tio_um_writeback(struct tio_umap *m, uint64_t min_age_ns, int durable) {
         count_writes(m, nsel, bytes, nio);
         atomic_fetch_add(&m->st.syncs, 1);
     }
-    if (!rc && durable) rc = make_durable(m);
+    if (!rc && durable) rc = make_durable(m, durable == TIO_UM_FORCE_SYNC);
     if (rc) {
         int none = 0;
         atomic_compare_exchange_strong(&m->wb_error, &none, rc);
@@ -218,5 +232,73 @@ int tio_um_writeback(struct tio_umap *m, uint64_t min_age_ns, int durable) {
     pthread_mutex_unlock(&m->synclock);
     free(sel);
     free(io);
+    return rc;
+}
+
+/* ---- one fdatasync for the mappings of one file ----
+ * A checkpoint often maps one shared file as several windows (HACC-IO: one per variable)
+ * and syncs them one after the other: an fdatasync each, where write calls into the page
+ * cache followed by one fdatasync would do. With sync_file, umsync of one such mapping
+ * first writes back the other sync_file mappings of the same file in this process, then
+ * makes them durable with its own fdatasync (it covers the whole file, whichever
+ * descriptor it is called on); their own umsyncs then find nothing to do. A peer counts as
+ * durable only if nothing was flagged unsynced in it between its write-back and that
+ * fdatasync (its wgen unchanged): a write that raced with us is left to its own next
+ * umsync. A peer's failed write-back stays its own: its segments are dirty again and its
+ * wb_error reports it at its umsync, not at ours. */
+struct peer {
+    struct tio_umap *m;
+    uint64_t wgen;
+};
+struct peers {
+    struct tio_umap *self;
+    struct stat st;
+    size_t n, cap;
+    struct peer *v;
+};
+
+static int collect_peer(struct tio_umap *g, void *arg) {
+    struct peers *p = arg;
+    struct stat st;
+    if (g == p->self || !g->sync_file || g->drv.ops->sync != p->self->drv.ops->sync ||
+        fstat(g->drv.fd, &st) != 0 || st.st_dev != p->st.st_dev || st.st_ino != p->st.st_ino)
+        return 0;
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? 2 * p->cap : 8;
+        struct peer *nv = realloc(p->v, nc * sizeof *nv);
+        if (!nv) return ENOMEM;
+        p->v = nv;
+        p->cap = nc;
+    }
+    p->v[p->n++] = (struct peer){g, 0};
+    return 0;
+}
+
+int tio_um_sync_file(struct tio_umap *m) {
+    struct peers p = {.self = m};
+    int rc = fstat(m->drv.fd, &p.st) != 0 ? errno : tio_um_each_locked(collect_peer, &p);
+    if (rc) { /* no peers then: this mapping's write-back alone is still correct */
+        free(p.v);
+        return tio_um_writeback(m, 0, 1);
+    }
+    int pending = 0;
+    for (size_t k = 0; k < p.n; k++) {
+        struct tio_umap *g = p.v[k].m;
+        (void)tio_um_writeback(g, 0, 0); /* an error stays g's (see above) */
+        p.v[k].wgen = atomic_load(&g->wgen);
+        pending |= atomic_load(&g->unsynced);
+    }
+    rc = tio_um_writeback(m, 0, pending ? TIO_UM_FORCE_SYNC : 1);
+    for (size_t k = 0; k < p.n && !rc; k++) {
+        struct tio_umap *g = p.v[k].m;
+        pthread_mutex_lock(&g->synclock);
+        if (atomic_load(&g->unsynced) && atomic_load(&g->wgen) == p.v[k].wgen) {
+            size_t lo, hi;
+            take_unsynced(g, &lo, &hi);
+            settle_unsynced(g, lo, hi, 0);
+        }
+        pthread_mutex_unlock(&g->synclock);
+    }
+    free(p.v);
     return rc;
 }
