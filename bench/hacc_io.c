@@ -17,7 +17,11 @@
  *                      into the window; MPI_Win_sync; MPI_Win_free.
  *   storage_window_ummap  the same on the user-level engine (storage_alloc_engine=ummap,
  *                      256 KiB segments, no implicit flush; a checkpoint does not read the
- *                      file first: storage_alloc_readfile=false).
+ *                      file first: storage_alloc_readfile=false), with
+ *                      storage_alloc_sync_scope=file: the first MPI_Win_sync writes all
+ *                      nine windows of the rank and makes them durable with one
+ *                      fdatasync, as MPI-IO's one MPI_File_sync does; the eight that
+ *                      follow find nothing left to do.
  *   mpiio_independent  MPI_File_open, MPI_File_write_at per variable, MPI_File_sync, close.
  *                      (The seed's MPI-IO baseline: independent I/O.)
  *   mpiio_collective   the same with MPI_File_write_at_all.
@@ -247,6 +251,7 @@ static void open_windows(const char *path, const options *o, void *base[NVARS], 
             MPI_CHECK(MPI_Info_set(info, "storage_alloc_segsize", "262144"));
             MPI_CHECK(MPI_Info_set(info, "storage_alloc_flush_interval", "never"));
             MPI_CHECK(MPI_Info_set(info, "storage_alloc_readfile", readfile ? "true" : "false"));
+            MPI_CHECK(MPI_Info_set(info, "storage_alloc_sync_scope", "file"));
         }
         MPI_CHECK(MPI_Win_allocate((MPI_Aint)(o->n * var_size[v]), (int)var_size[v], info,
                                    MPI_COMM_WORLD, &base[v], &win[v]));

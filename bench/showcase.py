@@ -352,7 +352,9 @@ def section_hacc_io(r: Runner) -> Section:
         for rec in recs:
             phase, method = rec.get("phase", "?"), rec.get("method", "?")
             notes = [label] if label else []
-            if phase == "checkpoint" and method == "storage_window":
+            # the target holds for storage windows on either engine: the kernel's mapping
+            # (default) and the user-level one (ummap, storage_alloc_sync_scope=file)
+            if phase == "checkpoint" and method in ("storage_window", "storage_window_ummap"):
                 notes.append(_target_note(rec.get("ratio"), 1))
             if phase == "restart":
                 notes.append("page cache dropped first" if rec.get("cache") == "dropped"

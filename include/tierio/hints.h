@@ -22,6 +22,7 @@
 #define TIO_HINT_READFILE        "storage_alloc_readfile"  /* true | false */
 #define TIO_HINT_POLICY          "storage_alloc_policy"    /* fifo lifo plru prnd wiro_f wiro_l, or 0..5 */
 #define TIO_HINT_DRIVER          "storage_alloc_driver"    /* posix | direct | uring */
+#define TIO_HINT_SYNC_SCOPE      "storage_alloc_sync_scope" /* window | file */
 
 /* MPI-IO reserved hints that apply to storage windows. */
 #define TIO_HINT_ACCESS_STYLE    "access_style"

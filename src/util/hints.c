@@ -263,6 +263,14 @@ int tio_hints_parse(struct tio_hints *h, tio_hint_get_fn get, void *ctx, struct 
             return bad_value(err, name, val, "expected \"posix\", \"direct\" or \"uring\"");
         memcpy(h->driver, val, strlen(val) + 1); /* one of the three names */
     }
+    WITH_HINT(TIO_HINT_SYNC_SCOPE, NULL) {
+        h->engine_keys_seen = 1;
+        if (h->engine != TIO_ENGINE_UMMAP)
+            return needs_ummap(err, name, val);
+        if (strcmp(val, "window") && strcmp(val, "file"))
+            return bad_value(err, name, val, "expected \"window\" or \"file\"");
+        h->sync_file = !strcmp(val, "file");
+    }
     WITH_HINT(TIO_HINT_POLICY, TIO_HINT_SWIN_PTYPE) {
         h->engine_keys_seen = 1;
         if (h->engine != TIO_ENGINE_UMMAP)

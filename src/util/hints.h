@@ -35,6 +35,8 @@ struct tio_hints {
     int readfile;                /* ummap: load segments from the file (default 1) */
     int policy;                  /* ummap: UMMAP_PTYPE_* (default FIFO) */
     char driver[16];             /* ummap: I/O driver, "" = UMMAP_DRIVER or posix */
+    int sync_file;               /* ummap: MPI_Win_sync covers the process's windows of the
+                                    same file that say so too (default 0: this window) */
     int hugepages;               /* -1 auto (yes unless access_style=random), 0, 1 */
     int file_perm_given;
     mode_t file_perm;            /* default 0600 */

@@ -60,6 +60,7 @@ void tio_hints_report(const struct tio_hints *h, double factor, MPI_Info info)
         PMPI_Info_set(info, TIO_HINT_POLICY, tio_policy_names[h->policy]);
         if (h->driver[0])
             PMPI_Info_set(info, TIO_HINT_DRIVER, h->driver);
+        PMPI_Info_set(info, TIO_HINT_SYNC_SCOPE, h->sync_file ? "file" : "window");
     } else {
         PMPI_Info_set(info, TIO_HINT_ENGINE, "mmap");
         PMPI_Info_set(info, TIO_HINT_HUGEPAGES, tio_hints_hugepages(h) ? "true" : "false");

@@ -110,6 +110,7 @@ static int map_user_level(struct tio_region *r, char *at, size_t sto, struct tio
     o.read_file = h->readfile;
     o.ptype = h->policy;
     o.driver = h->driver[0] ? h->driver : NULL;
+    o.sync_file = h->sync_file;
     /* Memory and file line up page by page, as with the kernel's mapping: the same layout,
      * and direct I/O at any offset. */
     o.fixed_addr = at;

@@ -210,12 +210,21 @@ static void test_keys_and_aliases(void)
     CHECK_EQ(parse(&h, &e, KV({"swin_impl", "ummap"}, {"storage_alloc_driver", "direct"})), TIO_OK);
     CHECK(!strcmp(h.driver, "direct"));
     CHECK_EQ(parse(&h, &e, KV({"storage_alloc_driver", "direct"})), TIO_E_INFO_VALUE);
+    CHECK_EQ(h.sync_file, 0); /* the default: MPI_Win_sync covers its own window */
+    CHECK_EQ(parse(&h, &e, KV({"swin_impl", "ummap"}, {"storage_alloc_sync_scope", "file"})),
+             TIO_OK);
+    CHECK_EQ(h.sync_file, 1);
+    CHECK_EQ(parse(&h, &e, KV({"swin_impl", "ummap"}, {"storage_alloc_sync_scope", "window"})),
+             TIO_OK);
+    CHECK_EQ(h.sync_file, 0);
+    CHECK_EQ(parse(&h, &e, KV({"storage_alloc_sync_scope", "file"})), TIO_E_INFO_VALUE);
+    CHECK_HAS(e.msg, "storage_alloc_sync_scope");
     static const char *bad_tuning[][2] = {
         {"storage_alloc_segsize", "1000"}, {"storage_alloc_segsize", "2048"},
         {"storage_alloc_segsize", "12288"}, {"swin_segsize", "1M"},
         {"storage_alloc_flush_interval", "-2"}, {"swin_flushint", "soon"},
         {"storage_alloc_readfile", "maybe"}, {"storage_alloc_policy", "lru"},
-        {"storage_alloc_driver", "aio"},
+        {"storage_alloc_driver", "aio"}, {"storage_alloc_sync_scope", "node"},
         {"swin_ptype", "6"}, {"swin_ptype", "-1"}};
     for (size_t i = 0; i < sizeof bad_tuning / sizeof bad_tuning[0]; i++) {
         char want[128];
