@@ -32,7 +32,7 @@ static uint64_t offset_of(int v, int r, int n)
 
 static uint64_t total_bytes(int n)
 {
-    return offset_of(NWIN, 0, n);
+    return offset_of(NWIN - 1, n - 1, n) + win_bytes[NWIN - 1];
 }
 
 static uint64_t seed_of(int v, int r, int pass)
