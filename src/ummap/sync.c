@@ -245,7 +245,10 @@ int tio_um_writeback(struct tio_umap *m, uint64_t min_age_ns, int durable) {
  * durable only if nothing was flagged unsynced in it between its write-back and that
  * fdatasync (its wgen unchanged): a write that raced with us is left to its own next
  * umsync. A peer's failed write-back stays its own: its segments are dirty again and its
- * wb_error reports it at its umsync, not at ours. */
+ * wb_error reports it at its umsync, not at ours. When our write-back or the fdatasync
+ * fails, the peers' written segments become dirty again, as make_durable does with ours:
+ * a later fdatasync through another descriptor of the same open file may not report that
+ * error again, so only writing them anew makes them durable for certain. */
 struct peer {
     struct tio_umap *m;
     uint64_t wgen;
@@ -289,13 +292,13 @@ int tio_um_sync_file(struct tio_umap *m) {
         pending |= atomic_load(&g->unsynced);
     }
     rc = tio_um_writeback(m, 0, pending ? TIO_UM_FORCE_SYNC : 1);
-    for (size_t k = 0; k < p.n && !rc; k++) {
+    for (size_t k = 0; k < p.n; k++) {
         struct tio_umap *g = p.v[k].m;
         pthread_mutex_lock(&g->synclock);
         if (atomic_load(&g->unsynced) && atomic_load(&g->wgen) == p.v[k].wgen) {
             size_t lo, hi;
             take_unsynced(g, &lo, &hi);
-            settle_unsynced(g, lo, hi, 0);
+            settle_unsynced(g, lo, hi, rc);
         }
         pthread_mutex_unlock(&g->synclock);
     }

@@ -4,8 +4,8 @@
  * second umsync succeeds and the file is exact. umunmap(sync=1) that fails keeps the
  * mapping usable. With a memory limit of 2 segments, evictions that cannot write back
  * must not lose data either. A bulk write-back of a run longer than the posix driver's
- * chunks, on a disk and on a full 20 MiB tmpfs. Both I/O drivers. Needs root (exit 77 if
- * not). */
+ * chunks, on a disk and on a full 20 MiB tmpfs. sync_file mappings of one file whose group
+ * write-back fails part-way. Both I/O drivers. Needs root (exit 77 if not). */
 #include "umtest.h"
 #include "../common/private_mount.h"
 
@@ -94,6 +94,69 @@ static void sync_fails_then_works(const char *driver)
     close(fd);
     CHECK_OK(unlink(path));
     free(exp);
+}
+
+/* sync_file (one fdatasync for a file's mappings) on a full disk: B lies in blocks the file
+ * already has, A in a hole. umsync(A) writes B first (it fits), then fails on A with
+ * ENOSPC: A stays dirty, and B must not count as durable either (made dirty again, so that
+ * it is written anew rather than trusted to a later fdatasync, which need not report the
+ * error again). Once there is room, umsync(B) writes both and the file is exact. */
+static void group_on_full_disk(const char *driver)
+{
+    char what[96], path[4200], filler[4200];
+    snprintf(what, sizeof what, "%s: sync_file mappings on a full disk", driver);
+    CASE(what);
+    snprintf(path, sizeof path, "%s/group.dat", dir);
+    snprintf(filler, sizeof filler, "%s/filler", dir);
+    const size_t bsize = SEG + 1000, asize = 2 * SEG;
+    const off_t boff = 100, aoff = (off_t)(4 * SEG + 300);
+    unsigned char *old = calloc(1, 2 * SEG);
+    CHECK(old != NULL);
+    tt_write_file(path, old, 2 * SEG); /* B's blocks exist; A's range is past the end */
+    int fd = um_open(path, O_RDWR);
+    void *pa = NULL, *pb = NULL;
+    tio_ummap_opts_t o = TIO_UMMAP_OPTS_INIT;
+    o.seg_size = SEG;
+    o.prot = PROT_READ | PROT_WRITE;
+    o.fd = fd;
+    o.driver = driver;
+    o.sync_file = 1;
+    o.size = asize;
+    o.offset = aoff;
+    CHECK_RC(tio_ummap_open(&o, &pa), 0);
+    o.size = bsize;
+    o.offset = boff;
+    CHECK_RC(tio_ummap_open(&o, &pb), 0);
+    unsigned char *ea = malloc(asize), *eb = malloc(bsize);
+    uint64_t rng = 11;
+    um_fill_rand(ea, asize, &rng);
+    um_fill_rand(eb, bsize, &rng);
+    memcpy(pa, ea, asize);
+    memcpy(pb, eb, bsize);
+    CHECK(tc_fill_up(filler) >= 0);
+    tio_ummap_stats_t st;
+    CHECK_RC(umsync(pa, 0), ENOSPC);
+    um_stats(pa, &st);
+    CHECK(st.dirty > 0);
+    um_stats(pb, &st);
+    CHECK_EQ(st.dirty, bsize); /* written, but not durable: dirty again */
+    CHECK_BYTES(pa, ea, asize);
+    CHECK_BYTES(pb, eb, bsize);
+    CHECK_OK(unlink(filler));
+    CHECK_RC(umsync(pb, 0), 0);
+    um_stats(pa, &st);
+    CHECK_EQ(st.dirty, 0);
+    um_stats(pb, &st);
+    CHECK_EQ(st.dirty, 0);
+    CHECK_FILE(path, aoff, ea, asize);
+    CHECK_FILE(path, boff, eb, bsize);
+    CHECK_RC(umunmap(pa, 1), 0);
+    CHECK_RC(umunmap(pb, 1), 0);
+    close(fd);
+    CHECK_OK(unlink(path));
+    free(ea);
+    free(eb);
+    free(old);
 }
 
 /* A bulk write-back of one long run of dirty segments: the posix driver writes it in
@@ -218,6 +281,8 @@ int main(void)
         long_run(drivers[d], disk_dir, full_dir);
         CHECK_EQ(tc_count_entries(full_dir), 0);
         sync_fails_then_works(drivers[d]);
+        CHECK_EQ(tc_count_entries(dir), 0);
+        group_on_full_disk(drivers[d]);
         CHECK_EQ(tc_count_entries(dir), 0);
         struct evict_arg a = {drivers[d]};
         char why[128];

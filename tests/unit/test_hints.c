@@ -210,6 +210,7 @@ static void test_keys_and_aliases(void)
     CHECK_EQ(parse(&h, &e, KV({"swin_impl", "ummap"}, {"storage_alloc_driver", "direct"})), TIO_OK);
     CHECK(!strcmp(h.driver, "direct"));
     CHECK_EQ(parse(&h, &e, KV({"storage_alloc_driver", "direct"})), TIO_E_INFO_VALUE);
+    CHECK_EQ(parse(&h, &e, KV({"swin_impl", "ummap"})), TIO_OK);
     CHECK_EQ(h.sync_file, 0); /* the default: MPI_Win_sync covers its own window */
     CHECK_EQ(parse(&h, &e, KV({"swin_impl", "ummap"}, {"storage_alloc_sync_scope", "file"})),
              TIO_OK);
