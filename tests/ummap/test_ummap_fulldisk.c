@@ -57,13 +57,22 @@ static void enospc_then_room(unsigned char *p, const unsigned char *exp, size_t 
     CHECK_FILE(path, 100, exp, size);
 }
 
+/* Start a case on the small file system: its name, the data file's path and the filler's. */
+static char case_name[128];
+static void full_disk_case(const char *driver, const char *title, const char *file,
+                           char path[4200], char filler[4200])
+{
+    snprintf(case_name, sizeof case_name, "%s: %s", driver, title);
+    CASE(case_name);
+    snprintf(path, 4200, "%s/%s", dir, file);
+    snprintf(filler, 4200, "%s/filler", dir);
+}
+
 static void sync_fails_then_works(const char *driver)
 {
     char what[96], path[4200], filler[4200];
-    snprintf(what, sizeof what, "%s: umsync on a full disk, then after freeing space", driver);
-    CASE(what);
-    snprintf(path, sizeof path, "%s/map.dat", dir);
-    snprintf(filler, sizeof filler, "%s/filler", dir);
+    full_disk_case(driver, "umsync on a full disk, then after freeing space", "map.dat", path,
+                   filler);
     int fd;
     unsigned char *p = map_file(path, driver, SIZE, 0, &fd);
     unsigned char *exp = malloc(SIZE);
@@ -103,11 +112,8 @@ static void sync_fails_then_works(const char *driver)
  * error again). Once there is room, umsync(B) writes both and the file is exact. */
 static void group_on_full_disk(const char *driver)
 {
-    char what[96], path[4200], filler[4200];
-    snprintf(what, sizeof what, "%s: sync_file mappings on a full disk", driver);
-    CASE(what);
-    snprintf(path, sizeof path, "%s/group.dat", dir);
-    snprintf(filler, sizeof filler, "%s/filler", dir);
+    char path[4200], filler[4200];
+    full_disk_case(driver, "sync_file mappings on a full disk", "group.dat", path, filler);
     const size_t bsize = SEG + 1000, asize = 2 * SEG;
     const off_t boff = 100, aoff = (off_t)(4 * SEG + 300);
     unsigned char *old = calloc(1, 2 * SEG);
