@@ -44,6 +44,13 @@
  *   tierio_agg_write         TIERIO_AGG_WRITE         aggregate | auto         [aggregate]
  *                            (MPI-IO route only: auto makes non-interleaved collective
  *                            writes independent writes)
+ *   tierio_agg_domains       TIERIO_AGG_DOMAINS       local | balanced         [local]
+ *                            balanced: every domain holds the same number of bytes;
+ *                            local: a boundary moves (by at most half a domain, adding no
+ *                            round) to where one aggregator's node's data ends and the
+ *                            next one's begins, so those bytes do not cross the network;
+ *                            only with an alignment of at most 4096 bytes (a larger one,
+ *                            e.g. a stripe, is kept)
  * Tiers come from tio_tiers_open's discovery ($TIERIO_SITE names the site file).
  *
  * Errors: the calls return MPI error codes (MPI_SUCCESS, or a code whose MPI_Error_string
@@ -84,6 +91,7 @@ extern "C" {
 #define TIO_AGG_HINT_ALIGN         "tierio_agg_align"
 #define TIO_AGG_HINT_READ          "tierio_agg_read"  /* auto | aggregate */
 #define TIO_AGG_HINT_WRITE         "tierio_agg_write" /* MPI-IO route: aggregate | auto */
+#define TIO_AGG_HINT_DOMAINS       "tierio_agg_domains" /* local | balanced */
 
 typedef struct tio_agg *tio_agg_t;
 
@@ -141,6 +149,10 @@ int tio_agg_close(tio_agg_t *agg);
  *                                 non-interleaved pieces): tio_agg_read calls, and the
  *                                 MPI-IO route's collective reads
  *   tierio_agg_independent_writes (MPI-IO route) the same for writes (tierio_agg_write=auto)
+ *   tierio_agg_boundaries_moved   the last declared access: domain boundaries moved to
+ *                                 follow the nodes' data (tierio_agg_domains=local)
+ *   tierio_agg_cross_node_rounds  its rounds that move bytes between nodes (the others
+ *                                 synchronise within nodes)
  * The aggregators are known once chosen: at open with the default strategy, at the first
  * declaration with tapioca (before that the two keys are absent). */
 int tio_agg_get_info(tio_agg_t agg, MPI_Info *info_used);

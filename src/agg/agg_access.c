@@ -14,6 +14,7 @@ void tio_agg_access_free(struct tio_agg_access *x)
 {
     tio_agg_plan_free(&x->plan);
     free(x->moves);
+    free(x->cross);
     if (x->gpieces != x->pieces)
         free(x->gpieces);
     free(x->pieces);
@@ -27,9 +28,16 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     x->pieces = x->gpieces = pieces;
     x->npieces = x->ngpieces = n;
     int nd = a->placed ? a->place.ndomains : a->strategy->domains(a);
+    /* Once the aggregators are known, domains may follow the data's nodes. */
+    struct tio_agg_locality loc = {a->gnode_of, a->dom_node};
     if (tio_agg_plan_make(&x->plan, x->gpieces, x->ngpieces, nd, (int64_t)a->set.buffer_size,
-                          a->align, err))
+                          a->align, a->placed && !a->set.balanced ? &loc : NULL, err))
         return err->cls;
+    if (a->placed && x->plan.nrounds > 0) {
+        if (!(x->cross = malloc((size_t)x->plan.nrounds)))
+            return tio_err_set(err, TIO_E_NOMEM, "aggregation plan: out of memory");
+        tio_agg_plan_cross(&x->plan, x->gpieces, x->ngpieces, &loc, x->cross);
+    }
     /* This process's pieces and their moves. */
     size_t first = 0, k = 0;
     while (first < x->ngpieces && x->gpieces[first].rank != a->grank)
@@ -304,10 +312,25 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
      * alone, and costs no agreement: the ids then differ, and the access's first use
      * stops every process at its first round, which checks that they all work on the
      * same access. The first declaration of tapioca agrees, and places. */
+    int placing = !a->placed;
     if ((!a->placed && (tio_agree(dcomm, &err, NULL, 0) || tio_agg_place(a, &x, &err))) ||
         err.cls != TIO_OK) {
         tio_agg_access_free(&x);
         return tio_agg_raise(a, &err);
+    }
+    /* Placed by this access (tapioca): its domains may now follow the data. The same
+     * everywhere; a failure (out of memory) is this process's alone, as above. */
+    if (placing && !a->set.balanced && x.pieces == x.gpieces) {
+        struct tio_agg_access y;
+        x.pieces = NULL; /* y takes the pieces */
+        tio_agg_plan_free(&x.plan);
+        free(x.moves);
+        free(x.cross);
+        if (tio_agg_access_make(a, &y, x.gpieces, x.ngpieces, &err) != TIO_OK) {
+            tio_agg_access_free(&y);
+            return tio_agg_raise(a, &err);
+        }
+        x = y;
     }
     /* Reads of pieces that do not interleave: every process reads its own (decided here,
      * once, alike everywhere: the same pieces, the settings agreed at open). */
@@ -424,6 +447,18 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
     snprintf(v, sizeof v, "%ld", a->independent_writes);
     PMPI_Info_set(info, "tierio_agg_independent_writes", v);
     PMPI_Info_set(info, TIO_AGG_HINT_WRITE, a->set.route_write_auto ? "auto" : "aggregate");
+    PMPI_Info_set(info, TIO_AGG_HINT_DOMAINS, a->set.balanced ? "balanced" : "local");
+    if (a->naccess > 0) { /* the last declared access: how its domains were cut, and how
+                             many of its rounds move bytes between nodes */
+        const struct tio_agg_access *x = &a->access[a->naccess - 1];
+        int cross = 0;
+        for (int r = 0; r < x->plan.nrounds; r++)
+            cross += !x->cross || x->cross[r];
+        snprintf(v, sizeof v, "%d", x->plan.followed);
+        PMPI_Info_set(info, "tierio_agg_boundaries_moved", v);
+        snprintf(v, sizeof v, "%d", cross);
+        PMPI_Info_set(info, "tierio_agg_cross_node_rounds", v);
+    }
     *info_used = info;
     return MPI_SUCCESS;
 }

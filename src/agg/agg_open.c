@@ -117,6 +117,7 @@ static void release(struct tio_agg *a)
     free(a->place.rank);
     free(a->place.tier);
     free(a->place.cost);
+    free(a->dom_node);
     free(a->node_of);
     free(a->group_of);
     free(a->gworld);
@@ -128,6 +129,8 @@ static void release(struct tio_agg *a)
         PMPI_Comm_free(&a->gcomm);
     if (a->node_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&a->node_comm);
+    if (a->nodecomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&a->nodecomm);
     if (a->tiers)
         tio_tiers_close(&a->tiers);
     if (a->icomm != MPI_COMM_NULL)
@@ -144,17 +147,26 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
     a->place.rank = calloc((size_t)nd, sizeof *a->place.rank);
     a->place.tier = calloc((size_t)nd, sizeof *a->place.tier);
     a->place.cost = calloc((size_t)nd, sizeof *a->place.cost);
-    if (!a->place.rank || !a->place.tier || !a->place.cost)
+    a->dom_node = calloc((size_t)nd, sizeof *a->dom_node);
+    if (!a->place.rank || !a->place.tier || !a->place.cost || !a->dom_node)
         tio_err_set(err, TIO_E_NOMEM, "aggregator placement: out of memory");
     if (err->cls == TIO_OK)
         a->strategy->place(a, first ? &first->plan : NULL, first ? first->gpieces : NULL,
                            first ? first->ngpieces : 0, &a->place, err);
+    if (PMPI_Comm_split(a->gcomm, a->gnode_of[a->grank], a->grank, &a->nodecomm) !=
+        MPI_SUCCESS) {
+        a->nodecomm = MPI_COMM_NULL;
+        tio_err_set(err, TIO_E_OTHER, "aggregator placement: MPI_Comm_split of the node "
+                    "failed");
+    }
     if (tio_agree(a->gcomm, err, NULL, 0))
         return err->cls;
     a->my_domain = -1;
-    for (int d = 0; d < nd; d++)
+    for (int d = 0; d < nd; d++) {
         if (a->place.rank[d] == a->grank)
             a->my_domain = d;
+        a->dom_node[d] = a->gnode_of[a->place.rank[d]];
+    }
     if (tio_agg_buffers_alloc(&a->bufs, a->tiers, a->gcomm, a->node_comm, nd, a->place.rank,
                               (const char(*)[TIO_TIER_NAME_MAX])a->place.tier,
                               (int64_t)a->set.buffer_size, a->set.buffer_count, err))
@@ -196,7 +208,7 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
     struct tio_agg *a = calloc(1, sizeof *a);
     if (!a)
         return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
-    a->comm = a->icomm = a->gcomm = a->node_comm = MPI_COMM_NULL;
+    a->comm = a->icomm = a->gcomm = a->node_comm = a->nodecomm = MPI_COMM_NULL;
     a->my_domain = -1;
     a->own_fd = -1;
     PMPI_Comm_dup(comm, &a->comm);

@@ -12,13 +12,20 @@
  * r-1+N while the processes Get round r).
  *
  * A call costs one synchronisation per round plus a final agreement (two for an access
- * that fits in one round). The first synchronisation also checks that every process works
- * on the same access.
+ * that fits in one round). A round's synchronisation is among the processes of each node
+ * when no byte of the rounds it separates crosses between nodes (every process that Puts
+ * into, or Gets from, the node's aggregators is on the node: domains that follow the data
+ * make this the common case), else among all processes as well. Every synchronisation
+ * carries each process's error so far and the access it works on, so that a failure or a
+ * mismatch stops the node, or everybody, at the same round; the final agreement, among
+ * all, then reports the lowest failing rank's error (or the mismatch) everywhere. All the
+ * synchronisations among all processes in a call have one signature, so that processes
+ * whose plans differ (they passed different accesses, which is an error) still meet at
+ * the first one and stop there.
  *
  * Rounds hold no data of their own beyond the buffers: memory stays N x buffer size per
  * aggregator whatever the access size. Errors do not break the lockstep: a process that
- * failed keeps taking part in the barriers without moving data, and the final agreement
- * reports the lowest failing rank's error everywhere. */
+ * failed keeps taking part in the barriers without moving data. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -85,14 +92,13 @@ static void io_round(struct tio_agg *a, const struct tio_agg_plan *p, int r, int
                       w->lo, *runs, n, inline_, err);
 }
 
-/* The synchronisation that closes a round (seed 002's Fence): an allreduce that also
- * carries every process's error so far and the access it works on, so that a failure or
- * a mismatch stops every process at the same round. Returns nonzero to stop; err then
+/* A synchronisation over comm (seed 002's Fence): an allreduce that also carries every
+ * process's error so far and the access it works on. Returns nonzero to stop; err then
  * holds the lowest failing rank's error, or the mismatch. */
-static int round_sync(struct tio_agg *a, int id, struct tio_err *err)
+static int sync_on(MPI_Comm comm, int id, struct tio_err *err)
 {
     int flags[2] = {id, -id};
-    if (tio_agree(a->gcomm, err, flags, 2))
+    if (tio_agree(comm, err, flags, 2))
         return 1;
     if (flags[0] != -flags[1])
         return tio_err_set(err, TIO_E_ARG, "the processes pass different accesses (ids %d to "
@@ -100,12 +106,48 @@ static int round_sync(struct tio_agg *a, int id, struct tio_err *err)
     return 0;
 }
 
+/* Whether the synchronisation after round r must include every process: some byte of the
+ * rounds it separates (r and `other`, the round before or after it) crosses between
+ * nodes, or the first round of a subfile or node-local target (whose extents enter the
+ * manifest once everybody of the group is known to write them). */
+static int global_round(const struct tio_agg *a, const struct tio_agg_access *x, int r,
+                        int other)
+{
+    if (!x->cross || (r == 0 && a->set.target != TIO_AGG_TARGET_FILE))
+        return 1;
+    return x->cross[r] || (other >= 0 && other < x->plan.nrounds && x->cross[other]);
+}
+
+/* The synchronisation that closes round r: within the node, then among all processes
+ * when the round needs it. *agreed is set when the stop was agreed among all. */
+static int round_sync(struct tio_agg *a, const struct tio_agg_access *x, int id, int r,
+                      int other, int *agreed, struct tio_err *err)
+{
+    if (a->nodecomm != MPI_COMM_NULL && sync_on(a->nodecomm, id, err))
+        return 1;
+    if (!global_round(a, x, r, other))
+        return 0;
+    return *agreed = sync_on(a->gcomm, id, err);
+}
+
+/* The end of a call: among all processes (unless a stop was agreed among all already):
+ * the aggregators' I/O is done and every process has the call's outcome. */
+static int finish(struct tio_agg *a, int id, int agreed, int done, struct tio_err *err)
+{
+    int stopped = agreed || sync_on(a->gcomm, id, err);
+    /* The next call's first slot: the same everywhere after a success. After a failure
+     * processes may have stopped at different rounds, and every slot is idle (Puts and
+     * Gets flushed, I/O waited for): the first. */
+    a->slot_base = stopped ? 0 : slot_of(a, done);
+    return err->cls;
+}
+
 int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const void *buf,
                       struct tio_err *err)
 {
     const struct tio_agg_plan *p = &x->plan;
     const char *src = buf;
-    int nslots = a->set.buffer_count, agg = a->my_domain >= 0, stop = 0;
+    int nslots = a->set.buffer_count, agg = a->my_domain >= 0, stop = 0, agreed = 0;
     int rounds = p->nrounds > 0 ? p->nrounds : 1;
     struct tio_agg_run *runs = NULL;
     size_t cap = 0, m = 0;
@@ -116,7 +158,8 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
         /* Round r+1 goes into the slot round r+1-N left: its write must be done. */
         if (agg && r + 1 >= nslots && r + 1 < p->nrounds)
             tio_agg_io_wait(a->io, slot_of(a, r + 1), err);
-        stop = round_sync(a, id, err);
+        /* Closes round r (its Puts are in) and opens r+1 (its slots are free). */
+        stop = round_sync(a, x, id, r, r + 1, &agreed, err);
         /* The first synchronisation said that everybody writes this access: now it may
          * have its place in the manifest (which the I/O phase reads). */
         if (r == 0 && !stop && a->set.target != TIO_AGG_TARGET_FILE)
@@ -129,10 +172,7 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
     if (agg)
         tio_agg_io_wait_all(a->io, err);
     free(runs);
-    a->slot_base = slot_of(a, done); /* the same everywhere: all stop at one round */
-    if (stop)
-        return err->cls; /* agreed already */
-    return tio_agree(a->gcomm, err, NULL, 0);
+    return finish(a, id, agreed, done, err);
 }
 
 int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
@@ -149,11 +189,11 @@ int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, vo
         if (q->len > 0)
             tio_agg_pread_all(a->own_fd, dst + q->mem, q->len, q->off, a->path, err);
     }
-    if (round_sync(a, id, err)) {
-        a->slot_base = slot_of(a, 1); /* where tio_agg_run_read stops at round 0 */
-        return err->cls;
-    }
-    return TIO_OK;
+    /* The node's synchronisation too: processes that passed other accesses meet the ones
+     * they would meet there. */
+    if (a->nodecomm != MPI_COMM_NULL)
+        sync_on(a->nodecomm, id, err); /* a stop here reaches everybody through finish */
+    return finish(a, id, 0, 0, err);
 }
 
 int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
@@ -163,7 +203,7 @@ int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *
     const struct tio_agg_move *moves = x->moves;
     size_t nmoves = x->nmoves;
     char *dst = buf;
-    int nslots = a->set.buffer_count, agg = a->my_domain >= 0, stop = 0;
+    int nslots = a->set.buffer_count, agg = a->my_domain >= 0, stop = 0, agreed = 0;
     int rounds = p->nrounds > 0 ? p->nrounds : 1;
     struct tio_agg_run *runs = NULL;
     size_t cap = 0, m = 0;
@@ -177,7 +217,8 @@ int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *
             tio_agg_io_wait(a->io, slot_of(a, r), err);
             tio_agg_buffers_sync(&a->bufs, err);
         }
-        stop = round_sync(a, id, err);
+        /* Opens round r (its slots are full) and closes r-1 (its Gets are done). */
+        stop = round_sync(a, x, id, r, r - 1, &agreed, err);
         if (stop)
             break;
         /* Everybody is done with round r-1's slot: round r+N-1 goes there. */
@@ -189,12 +230,8 @@ int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *
     if (agg)
         tio_agg_io_wait_all(a->io, err);
     free(runs);
-    a->slot_base = slot_of(a, done + stop); /* the rounds every process started */
-    if (stop)
-        return err->cls;
-    /* The reads of the file were agreed on round by round; this last agreement covers the
-     * Gets, and keeps every aggregator in MPI until they are served: one-sided components
-     * without a progress thread (Open MPI's osc pt2pt, between nodes) serve a Get only
-     * while its target is inside an MPI call. */
-    return tio_agree(a->gcomm, err, NULL, 0);
+    /* The last agreement covers the Gets, and keeps every aggregator in MPI until they are
+     * served: one-sided components without a progress thread (Open MPI's osc pt2pt,
+     * between nodes) serve a Get only while its target is inside an MPI call. */
+    return finish(a, id, agreed, done, err);
 }

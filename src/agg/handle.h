@@ -29,6 +29,8 @@ struct tio_agg_access {
     size_t own_first, own_n;          /* this process's pieces: gpieces[own_first ..] */
     int read_own;                     /* reads: each process preads its own pieces (target
                                          file, tierio_agg_read=auto, pieces disjoint) */
+    char *cross;                      /* per round: moves bytes between nodes (NULL: not
+                                         known, taken as yes) */
 };
 
 /* The manifest entries a group made since the groups last exchanged theirs. */
@@ -68,6 +70,9 @@ struct tio_agg {
     /* The placement in this group: aggregator and tier of every domain. */
     int placed;
     struct tio_agg_placement place;   /* ranks are group ranks */
+    int *dom_node;                    /* domain -> node of its aggregator (gnode_of) */
+    MPI_Comm nodecomm;                /* this node's processes of the group: rounds that
+                                         move nothing between nodes synchronise here */
     int my_domain;                    /* -1 when this process does not aggregate */
     struct tio_agg_buffers bufs;
     struct tio_agg_io *io;            /* aggregators: the I/O thread */

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* A range of the file given to one domain. */
 struct tio_agg_segment {
@@ -213,33 +214,19 @@ static int make_windows(struct tio_agg_plan *p, const struct tio_agg_segment *se
     return TIO_OK;
 }
 
-int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
-                      int ndomains, int64_t buffer, int64_t align, struct tio_err *err)
+/* cut[k]: the end of domain k (cut[nd - 1] = hi). Boundary k after (k+1)/nd of the covered
+ * bytes, moved to the nearest aligned offset: domains balance data, not file span, so
+ * holes and skewed sizes do not leave aggregators idle. */
+static void balanced_cuts(const struct tio_agg_plan *p, int nd, int64_t align, int64_t *cut)
 {
-    memset(p, 0, sizeof *p);
-    if (ndomains < 1 || buffer < 1 || align < 1)
-        return tio_err_set(err, TIO_E_ARG, "aggregation plan: %d domains, buffer %lld, "
-                           "alignment %lld", ndomains, (long long)buffer, (long long)align);
-    if (merge_runs(p, pieces, n, err) || alloc_domains(p, ndomains, err))
-        goto fail;
-    int64_t total = covered(p, p->lo, p->hi);
-    struct tio_agg_segment *seg = malloc(sizeof *seg * (size_t)ndomains);
-    if (!seg) {
-        nomem(err);
-        goto fail;
-    }
-    /* Boundary k after k/ndomains of the covered bytes, moved to the nearest aligned
-     * offset: domains balance data, not file span, so holes and skewed sizes do not leave
-     * aggregators idle. */
-    int64_t prev = p->lo;
+    int64_t total = covered(p, p->lo, p->hi), prev = p->lo, before = 0; /* before run r */
     size_t r = 0;
-    int64_t before = 0; /* covered bytes before run r */
-    for (int k = 0; k < ndomains; k++) {
+    for (int k = 0; k < nd; k++) {
         int64_t b;
-        if (k == ndomains - 1) {
+        if (k == nd - 1) {
             b = p->hi;
         } else {
-            int64_t t = (int64_t)((__int128)total * (k + 1) / ndomains);
+            int64_t t = (int64_t)((__int128)total * (k + 1) / nd);
             while (r < p->nruns && before + (p->runs[r].hi - p->runs[r].lo) <= t) {
                 before += p->runs[r].hi - p->runs[r].lo;
                 r++;
@@ -250,11 +237,132 @@ int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces
             if (b > p->hi)
                 b = p->hi;
         }
-        if (b < prev)
-            b = prev;
-        seg[k] = (struct tio_agg_segment){prev, b, k};
-        prev = b;
+        cut[k] = prev = b < prev ? prev : b;
     }
+}
+
+/* The most windows any domain of cuts needs (holes aside). */
+static int64_t rounds_of(const struct tio_agg_plan *p, const int64_t *cut, int nd,
+                         int64_t buffer)
+{
+    int64_t most = 0;
+    for (int k = 0; k < nd; k++) {
+        int64_t n = (covered(p, k ? cut[k - 1] : p->lo, cut[k]) + buffer - 1) / buffer;
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+/* A place between two nodes' data: bytes before `lo` end with node `before`'s, bytes from
+ * `hi` on start with node `after`'s, nothing in between. */
+struct edge {
+    int64_t lo, hi;
+    int before, after;
+};
+
+static int cmp_piece_off(const void *a, const void *b)
+{
+    const struct tio_agg_piece *x = *(const struct tio_agg_piece *const *)a,
+                               *y = *(const struct tio_agg_piece *const *)b;
+    return (x->off > y->off) - (x->off < y->off);
+}
+
+/* The edges between consecutive pieces of different nodes, in file order; -1 when out of
+ * memory. */
+static ssize_t node_edges(const struct tio_agg_piece *pieces, size_t n, const int *node_of,
+                          struct edge **out)
+{
+    const struct tio_agg_piece **s = malloc(sizeof *s * (n ? n : 1));
+    struct edge *e = malloc(sizeof *e * (n ? n : 1));
+    if (!s || !e) {
+        free(s);
+        free(e);
+        return -1;
+    }
+    size_t m = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pieces[i].len > 0)
+            s[m++] = &pieces[i];
+    qsort(s, m, sizeof *s, cmp_piece_off);
+    for (size_t i = 0; i + 1 < m; i++) {
+        int a = node_of[s[i]->rank], b = node_of[s[i + 1]->rank];
+        if (a != b)
+            e[k++] = (struct edge){s[i]->off + s[i]->len, s[i + 1]->off, a, b};
+    }
+    free(s);
+    *out = e;
+    return (ssize_t)k;
+}
+
+/* Moves each boundary of cut to the nearest edge between its two aggregators' nodes
+ * within tol (and after the boundary before it). Returns how many moved. */
+static int follow_data(const struct edge *e, size_t ne, const int *dom_node, int nd,
+                       int64_t tol, int64_t *cut)
+{
+    int moved = 0;
+    size_t first = 0;
+    for (int k = 0; k + 1 < nd; k++) {
+        int64_t t = cut[k], floor = k ? cut[k - 1] : INT64_MIN, best = -1, dist = tol + 1;
+        while (first < ne && e[first].hi < t - tol)
+            first++;
+        for (size_t i = first; i < ne && e[i].lo <= t + tol; i++) {
+            if (e[i].before != dom_node[k] || e[i].after != dom_node[k + 1])
+                continue;
+            int64_t at = t < e[i].lo ? e[i].lo : t > e[i].hi ? e[i].hi : t;
+            int64_t d = at > t ? at - t : t - at;
+            if (at >= floor && d < dist)
+                best = at, dist = d;
+        }
+        if (best >= 0 && best != t) {
+            cut[k] = best;
+            moved++;
+        }
+        if (cut[k + 1] < cut[k])
+            cut[k + 1] = cut[k];
+    }
+    return moved;
+}
+
+int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
+                      int ndomains, int64_t buffer, int64_t align,
+                      const struct tio_agg_locality *loc, struct tio_err *err)
+{
+    memset(p, 0, sizeof *p);
+    if (ndomains < 1 || buffer < 1 || align < 1)
+        return tio_err_set(err, TIO_E_ARG, "aggregation plan: %d domains, buffer %lld, "
+                           "alignment %lld", ndomains, (long long)buffer, (long long)align);
+    if (merge_runs(p, pieces, n, err) || alloc_domains(p, ndomains, err))
+        goto fail;
+    struct tio_agg_segment *seg = malloc(sizeof *seg * (size_t)ndomains);
+    int64_t *cut = malloc(sizeof *cut * 2 * (size_t)ndomains), *near = cut + ndomains;
+    if (!seg || !cut) {
+        free(seg);
+        free(cut);
+        nomem(err);
+        goto fail;
+    }
+    balanced_cuts(p, ndomains, align, cut);
+    if (loc && ndomains > 1 && !p->overlap && align <= TIO_AGG_LOCAL_ALIGN_MAX) {
+        struct edge *e;
+        ssize_t ne = node_edges(pieces, n, loc->node_of, &e);
+        if (ne < 0) {
+            free(seg);
+            free(cut);
+            nomem(err);
+            goto fail;
+        }
+        memcpy(near, cut, sizeof *cut * (size_t)ndomains);
+        int64_t tol = covered(p, p->lo, p->hi) / ndomains / 2;
+        int moved = follow_data(e, (size_t)ne, loc->dom_node, ndomains, tol, near);
+        if (moved && rounds_of(p, near, ndomains, buffer) <= rounds_of(p, cut, ndomains, buffer)) {
+            memcpy(cut, near, sizeof *cut * (size_t)ndomains);
+            p->followed = moved;
+        }
+        free(e);
+    }
+    for (int k = 0; k < ndomains; k++)
+        seg[k] = (struct tio_agg_segment){k ? cut[k - 1] : p->lo, cut[k], k};
+    free(cut);
     int rc = make_windows(p, seg, (size_t)ndomains, buffer, align, err);
     free(seg);
     if (rc)
@@ -332,6 +440,24 @@ int tio_agg_plan_moves(const struct tio_agg_plan *p, const struct tio_agg_piece 
     *out = mv;
     *nout = m;
     return TIO_OK;
+}
+
+void tio_agg_plan_cross(const struct tio_agg_plan *p, const struct tio_agg_piece *pieces,
+                        size_t n, const struct tio_agg_locality *loc, char *cross)
+{
+    memset(cross, 0, (size_t)p->nrounds);
+    for (size_t i = 0; i < n; i++) {
+        int node = loc->node_of[pieces[i].rank];
+        int64_t end = pieces[i].off + pieces[i].len;
+        for (int64_t x = pieces[i].off; x < end;) {
+            const struct tio_agg_window *w = window_of(p, x);
+            if (!w)
+                break; /* (no plan leaves a byte out) */
+            if (loc->dom_node[w->domain] != node)
+                cross[w->round] = 1;
+            x = w->hi;
+        }
+    }
 }
 
 size_t tio_agg_plan_runs(const struct tio_agg_plan *p, const struct tio_agg_window *w,

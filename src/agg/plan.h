@@ -5,7 +5,15 @@
  * The bytes of all pieces, merged into covered runs, are cut into one contiguous domain
  * per aggregator holding about the same number of data bytes, with boundaries on the
  * alignment; each domain is cut into windows of at most one buffer, which start only at
- * covered bytes (holes cost nothing). Window i of every domain is round i. */
+ * covered bytes (holes cost nothing). Window i of every domain is round i.
+ *
+ * Domains that follow the data (given where processes and aggregators are): a boundary
+ * moves to a nearby place where the data of the node of the aggregator before it ends and
+ * that of the node of the aggregator after it begins, so that those processes' bytes stay
+ * on their node instead of crossing the network (seed 002's Cost_A, which counts bytes
+ * times distance, is then zero for them). Nearby: within half a balanced domain, and not
+ * when that would add a round or the alignment is more than a page (a stripe of a
+ * parallel file system, a hint: aggregators must not share one). */
 #ifndef TIO_AGG_PLAN_H
 #define TIO_AGG_PLAN_H
 
@@ -37,6 +45,7 @@ struct tio_agg_plan {
     int64_t bytes;                  /* data bytes of all pieces */
     int64_t lo, hi;                 /* first and last covered byte + 1 (0, 0 when empty) */
     int overlap;                    /* some bytes are in two pieces */
+    int followed;                   /* boundaries moved to follow the data */
     int64_t *dom_lo, *dom_hi;       /* each domain's range (balanced plans; lo == hi when
                                        it has no data) */
     int64_t *dom_bytes;             /* data bytes of each domain */
@@ -48,10 +57,21 @@ struct tio_agg_plan {
     size_t *dom_win;                /* indexes in win[] of domain d's windows, by round */
 };
 
-/* Balanced plan: ndomains >= 1, buffer >= 1, align >= 1 (1 = none; windows end on it
- * when the buffer is at least that large). pieces are not modified. */
+/* Where the data is, for domains that follow it. */
+struct tio_agg_locality {
+    const int *node_of;             /* piece rank -> its node */
+    const int *dom_node;            /* domain -> the node of its aggregator */
+};
+
+/* The largest alignment that domains following the data may break. */
+#define TIO_AGG_LOCAL_ALIGN_MAX 4096
+
+/* ndomains >= 1, buffer >= 1, align >= 1 (1 = none; windows end on it when the buffer is
+ * at least that large). loc: NULL for balanced domains, else domains follow the data where
+ * they can (above). pieces are not modified. */
 int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
-                      int ndomains, int64_t buffer, int64_t align, struct tio_err *err);
+                      int ndomains, int64_t buffer, int64_t align,
+                      const struct tio_agg_locality *loc, struct tio_err *err);
 
 void tio_agg_plan_free(struct tio_agg_plan *p);
 
@@ -78,6 +98,12 @@ int tio_agg_plan_moves(const struct tio_agg_plan *p, const struct tio_agg_piece 
  * process may as well access its own pieces: what ROMIO decides for non-interleaved
  * requests. 1 or 0 (0 also when out of memory: aggregating is always right). */
 int tio_agg_pieces_disjoint(const struct tio_agg_piece *pieces, size_t n);
+
+/* cross[r] = 1 when round r moves bytes between nodes (a piece's bytes in a window whose
+ * domain's aggregator is on another node than the piece's process), else 0; cross has
+ * p->nrounds entries. */
+void tio_agg_plan_cross(const struct tio_agg_plan *p, const struct tio_agg_piece *pieces,
+                        size_t n, const struct tio_agg_locality *loc, char *cross);
 
 /* The covered runs inside window w (what the aggregator writes or reads), at most `max`;
  * returns how many there are (call again with a larger array when it is more). */

@@ -191,6 +191,13 @@ int tio_agg_settings_parse(struct tio_agg_settings *s, tio_hint_get_fn info, voi
             return bad(err, &src, val, "expected aggregate or auto (non-interleaved writes are "
                        "independent writes)");
     }
+    if (FIND(TIO_AGG_HINT_DOMAINS, NULL)) {
+        if (!strcasecmp(val, "balanced"))
+            s->balanced = 1;
+        else if (strcasecmp(val, "local") != 0)
+            return bad(err, &src, val, "expected local (boundaries follow the data's nodes "
+                       "when that is near) or balanced");
+    }
 #undef FIND
     return TIO_OK;
 }

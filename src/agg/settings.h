@@ -32,6 +32,8 @@ struct tio_agg_settings {
     int read_aggregate;              /* aggregate every read (else auto: non-interleaved
                                         reads of the shared file are independent) */
     int route_write_auto;            /* MPI-IO route: non-interleaved writes independent */
+    int balanced;                    /* domains balance bytes only (else they follow the
+                                        data's nodes where that is near, plan.h) */
 };
 
 #define TIO_AGG_DEFAULT_BUFFER_SIZE ((uint64_t)16 << 20)

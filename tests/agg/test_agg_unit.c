@@ -145,7 +145,8 @@ static void simulate(const struct tio_agg_plan *pl, const struct tio_agg_piece *
     free(filled);
 }
 
-static void check_shape(const struct tio_agg_plan *pl, int64_t buffer, int64_t align)
+static void check_shape(const struct tio_agg_plan *pl, int64_t buffer, int64_t align,
+                        int local)
 {
     int maxw = 0;
     int64_t prev_hi = -1, total = 0;
@@ -174,10 +175,12 @@ static void check_shape(const struct tio_agg_plan *pl, int64_t buffer, int64_t a
     for (size_t i = 0; i < pl->nruns; i++)
         data += pl->runs[i].hi - pl->runs[i].lo;
     CHECK_EQ(total, data);
-    /* Balance: no domain holds more than its share plus an alignment unit and a run. */
+    /* Balance: no domain holds more than its share plus an alignment unit and a run; when
+     * domains follow the data, boundaries move by at most half a share each. */
     if (pl->ndomains > 1 && data > 0)
         for (int d = 0; d < pl->ndomains; d++)
-            CHECK(pl->dom_bytes[d] <= data / pl->ndomains + 2 * align + 1);
+            CHECK(pl->dom_bytes[d] <= data / pl->ndomains + 2 * align + 1 +
+                                          (local ? data / pl->ndomains + 2 : 0));
 }
 
 static void test_plan_random(void)
@@ -197,11 +200,21 @@ static void test_plan_random(void)
             align = 1;
         struct tio_agg_plan pl;
         struct tio_err err = {0};
-        CHECK_EQ(tio_agg_plan_make(&pl, pc, n, nd, buffer, align, &err), TIO_OK);
+        /* Every other layout with domains that follow the data of random nodes. */
+        int node_of[16], dom_node[8], nnodes = 1 + (int)(rnd() % 4), local = iter % 2;
+        for (int r = 0; r < nprocs; r++)
+            node_of[r] = (int)(rnd() % (uint64_t)nnodes);
+        for (int d = 0; d < nd; d++)
+            dom_node[d] = (int)(rnd() % (uint64_t)nnodes);
+        struct tio_agg_locality loc = {node_of, dom_node};
+        CHECK_EQ(tio_agg_plan_make(&pl, pc, n, nd, buffer, align, local ? &loc : NULL, &err),
+                 TIO_OK);
         CHECK_EQ(pl.overlap, 0);
         CHECK_EQ(pl.ndomains, nd);
-        check_shape(&pl, buffer, align);
+        check_shape(&pl, buffer, align, local);
         simulate(&pl, pc, n, nprocs, extent, buffer);
+        if (!local)
+            CHECK_EQ(pl.followed, 0);
         tio_agg_plan_free(&pl);
         free(pc);
     }
@@ -213,7 +226,7 @@ static void test_plan_cases(void)
     struct tio_agg_plan pl;
 
     CASE("plan: nothing at all");
-    CHECK_EQ(tio_agg_plan_make(&pl, NULL, 0, 3, 100, 1, &err), TIO_OK);
+    CHECK_EQ(tio_agg_plan_make(&pl, NULL, 0, 3, 100, 1, NULL, &err), TIO_OK);
     CHECK_EQ(pl.nrounds, 0);
     CHECK_EQ(pl.nwin, 0);
     tio_agg_plan_free(&pl);
@@ -222,7 +235,7 @@ static void test_plan_cases(void)
     struct tio_agg_piece p8[8];
     for (int r = 0; r < 8; r++)
         p8[r] = (struct tio_agg_piece){r * 102400, 102400, 0, r};
-    CHECK_EQ(tio_agg_plan_make(&pl, p8, 8, 4, 1 << 20, 4096, &err), TIO_OK);
+    CHECK_EQ(tio_agg_plan_make(&pl, p8, 8, 4, 1 << 20, 4096, NULL, &err), TIO_OK);
     CHECK_EQ(pl.nrounds, 1);
     for (int d = 0; d < 4; d++) {
         CHECK_EQ(pl.dom_lo[d], d * 204800);
@@ -231,7 +244,7 @@ static void test_plan_cases(void)
     tio_agg_plan_free(&pl);
 
     CASE("plan: rounds of one buffer, aligned ends");
-    CHECK_EQ(tio_agg_plan_make(&pl, p8, 8, 2, 65536, 4096, &err), TIO_OK);
+    CHECK_EQ(tio_agg_plan_make(&pl, p8, 8, 2, 65536, 4096, NULL, &err), TIO_OK);
     CHECK_EQ(pl.nrounds, 7); /* 409600 bytes per domain / 65536 */
     const struct tio_agg_window *w = tio_agg_plan_window(&pl, 1, 0);
     CHECK_EQ(w->lo, 409600);
@@ -241,28 +254,101 @@ static void test_plan_cases(void)
 
     CASE("plan: a hole costs no round");
     struct tio_agg_piece h[2] = {{0, 1000, 0, 0}, {1000000000, 1000, 0, 1}};
-    CHECK_EQ(tio_agg_plan_make(&pl, h, 2, 1, 4096, 1, &err), TIO_OK);
+    CHECK_EQ(tio_agg_plan_make(&pl, h, 2, 1, 4096, 1, NULL, &err), TIO_OK);
     CHECK_EQ(pl.nrounds, 2);
     CHECK_EQ(pl.nwin, 2);
     tio_agg_plan_free(&pl);
 
     CASE("plan: overlaps are noted");
     struct tio_agg_piece o[2] = {{0, 1000, 0, 0}, {999, 10, 0, 1}};
-    CHECK_EQ(tio_agg_plan_make(&pl, o, 2, 2, 4096, 1, &err), TIO_OK);
+    CHECK_EQ(tio_agg_plan_make(&pl, o, 2, 2, 4096, 1, NULL, &err), TIO_OK);
     CHECK_EQ(pl.overlap, 1);
     tio_agg_plan_free(&pl);
     struct tio_agg_piece adj[2] = {{0, 1000, 0, 0}, {1000, 10, 0, 1}};
-    CHECK_EQ(tio_agg_plan_make(&pl, adj, 2, 2, 4096, 1, &err), TIO_OK);
+    CHECK_EQ(tio_agg_plan_make(&pl, adj, 2, 2, 4096, 1, NULL, &err), TIO_OK);
     CHECK_EQ(pl.overlap, 0);
     CHECK_EQ(pl.nruns, 1);
     tio_agg_plan_free(&pl);
 
+    CASE("plan: domains follow the nodes' data (2 processes per node, uneven sizes)");
+    {
+        /* Node k's processes 2k and 2k+1; node totals 250000, 150000, 210000, 190000 (the
+         * balanced boundaries, at 200000 multiples, cut inside nodes 0 and 2). */
+        static const int64_t len[8] = {130000, 120000, 70000, 80000, 100000, 110000,
+                                       90000, 100000};
+        struct tio_agg_piece q[8];
+        int64_t at = 0;
+        for (int r = 0; r < 8; r++) {
+            q[r] = (struct tio_agg_piece){at, len[r], 0, r};
+            at += len[r];
+        }
+        int node_of[8] = {0, 0, 1, 1, 2, 2, 3, 3}, dom_node[4] = {0, 1, 2, 3};
+        struct tio_agg_locality loc = {node_of, dom_node};
+        char cross[4];
+        CHECK_EQ(tio_agg_plan_make(&pl, q, 8, 4, 1 << 20, 4096, NULL, &err), TIO_OK);
+        CHECK_EQ(pl.followed, 0);
+        tio_agg_plan_cross(&pl, q, 8, &loc, cross);
+        CHECK_EQ(cross[0], 1);
+        tio_agg_plan_free(&pl);
+        CHECK_EQ(tio_agg_plan_make(&pl, q, 8, 4, 1 << 20, 4096, &loc, &err), TIO_OK);
+        CHECK_EQ(pl.nrounds, 1);
+        CHECK_EQ(pl.dom_hi[0], 250000);
+        CHECK_EQ(pl.dom_hi[1], 400000);
+        CHECK_EQ(pl.dom_hi[2], 610000);
+        CHECK_EQ(pl.dom_hi[3], 800000);
+        CHECK_EQ(pl.followed, 3); /* 400000 and 610000 are not multiples of 4096 either */
+        tio_agg_plan_cross(&pl, q, 8, &loc, cross);
+        CHECK_EQ(cross[0], 0);
+        tio_agg_plan_free(&pl);
+
+        CASE("plan: ... not to another pair of nodes' edge");
+        int swapped[4] = {0, 2, 1, 3}; /* domain 1 on node 2: no 0|2 edge */
+        struct tio_agg_locality loc2 = {node_of, swapped};
+        CHECK_EQ(tio_agg_plan_make(&pl, q, 8, 4, 1 << 20, 4096, &loc2, &err), TIO_OK);
+        CHECK(pl.dom_hi[0] % 4096 == 0); /* balanced */
+        CHECK(pl.dom_hi[1] % 4096 == 0);
+        tio_agg_plan_free(&pl);
+
+        CASE("plan: ... not farther than half a domain");
+        static const int64_t skew[8] = {300000, 200000, 1000, 1000, 1000, 1000, 1000, 1000};
+        at = 0;
+        for (int r = 0; r < 8; r++) {
+            q[r] = (struct tio_agg_piece){at, skew[r], 0, r};
+            at += skew[r];
+        }
+        CHECK_EQ(tio_agg_plan_make(&pl, q, 8, 4, 1 << 20, 1, &loc, &err), TIO_OK);
+        CHECK_EQ(pl.dom_hi[0], 126500); /* the node 0|1 edge, 500000, is too far */
+        tio_agg_plan_free(&pl);
+
+        CASE("plan: ... not with an alignment larger than a page, nor adding a round");
+        at = 0;
+        for (int r = 0; r < 8; r++) {
+            q[r] = (struct tio_agg_piece){at, len[r], 0, r};
+            at += len[r];
+        }
+        CHECK_EQ(tio_agg_plan_make(&pl, q, 8, 4, 1 << 20, 65536, &loc, &err), TIO_OK);
+        CHECK_EQ(pl.followed, 0);
+        tio_agg_plan_free(&pl);
+        /* 200000-byte domains in 200000-byte buffers: one round; node 0's 250000 need two */
+        CHECK_EQ(tio_agg_plan_make(&pl, q, 8, 4, 200000, 1, &loc, &err), TIO_OK);
+        CHECK_EQ(pl.nrounds, 1);
+        CHECK_EQ(pl.followed, 0);
+        tio_agg_plan_free(&pl);
+
+        CASE("plan: ... not when pieces overlap");
+        q[1].off -= 10;
+        CHECK_EQ(tio_agg_plan_make(&pl, q, 8, 4, 1 << 20, 1, &loc, &err), TIO_OK);
+        CHECK_EQ(pl.overlap, 1);
+        CHECK_EQ(pl.followed, 0);
+        tio_agg_plan_free(&pl);
+    }
+
     CASE("plan: bad input");
     struct tio_agg_piece bad[1] = {{-5, 10, 0, 3}};
-    CHECK(tio_agg_plan_make(&pl, bad, 1, 1, 100, 1, &err) == TIO_E_ARG);
+    CHECK(tio_agg_plan_make(&pl, bad, 1, 1, 100, 1, NULL, &err) == TIO_E_ARG);
     CHECK_HAS(err.msg, "rank 3");
     tio_err_clear(&err);
-    CHECK(tio_agg_plan_make(&pl, p8, 8, 0, 100, 1, &err) == TIO_E_ARG);
+    CHECK(tio_agg_plan_make(&pl, p8, 8, 0, 100, 1, NULL, &err) == TIO_E_ARG);
     tio_err_clear(&err);
 
 }
@@ -407,6 +493,7 @@ static void test_settings(void)
     CHECK_EQ(s.persistence, TIO_PERSIST_NONE);
     CHECK_EQ(s.read_aggregate, 0); /* reads: auto */
     CHECK_EQ(s.route_write_auto, 0);     /* writes: aggregate */
+    CHECK_EQ(s.balanced, 0);             /* domains: local */
 
     CASE("settings: the MPI-IO route's read and write modes");
     const char *modes[] = {"tierio_agg_read", "AGGREGATE", "tierio_agg_write", "auto", NULL};
@@ -418,6 +505,14 @@ static void test_settings(void)
     CHECK_EQ(tio_agg_settings_parse(&s, NULL, NULL, kv_get, modes_env, &err), TIO_OK);
     CHECK_EQ(s.read_aggregate, 0);
     CHECK_EQ(s.route_write_auto, 0);
+
+    CASE("settings: domains");
+    const char *dom[] = {"tierio_agg_domains", "Balanced", NULL};
+    CHECK_EQ(tio_agg_settings_parse(&s, kv_get, dom, NULL, NULL, &err), TIO_OK);
+    CHECK_EQ(s.balanced, 1);
+    const char *dom_env[] = {"TIERIO_AGG_DOMAINS", "local", NULL};
+    CHECK_EQ(tio_agg_settings_parse(&s, NULL, NULL, kv_get, dom_env, &err), TIO_OK);
+    CHECK_EQ(s.balanced, 0);
 
     CASE("settings: info over environment over MPI-IO aliases");
     const char *info[] = {"tierio_agg_buffer_size", "4M", "cb_nodes", "3", "cb_buffer_size",
@@ -474,6 +569,10 @@ static void test_settings(void)
     const char *bad9[] = {"TIERIO_AGG_WRITE", "yes", NULL};
     CHECK(tio_agg_settings_parse(&s, NULL, NULL, kv_get, bad9, &err) == TIO_E_INFO_VALUE);
     CHECK_HAS(err.msg, "environment variable TIERIO_AGG_WRITE");
+    tio_err_clear(&err);
+    const char *bad10[] = {"tierio_agg_domains", "even", NULL};
+    CHECK(tio_agg_settings_parse(&s, kv_get, bad10, NULL, NULL, &err) == TIO_E_INFO_VALUE);
+    CHECK_HAS(err.msg, "hint tierio_agg_domains = \"even\"");
     tio_err_clear(&err);
 }
 

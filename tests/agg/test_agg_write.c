@@ -271,6 +271,114 @@ static void cross_group_read(void)
     MPI_Info_free(&info);
 }
 
+/* The value of key in a's info, as a number (-1 when absent). */
+static long info_num(tio_agg_t a, const char *key)
+{
+    MPI_Info info;
+    char v[64];
+    int flag = 0;
+    TT_MPI(tio_agg_get_info(a, &info));
+    MPI_Info_get(info, key, sizeof v - 1, v, &flag);
+    MPI_Info_free(&info);
+    return flag ? atol(v) : -1;
+}
+
+/* The error class of rc and whether its message holds want. */
+static void expect_error(int rc, const char *want, const char *what)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int l;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_string(rc, msg, &l);
+    TT_CHECK(rc != MPI_SUCCESS && strstr(msg, want), "%s: rc %d, \"%s\" (\"%s\" expected)",
+             what, rc, msg, want);
+}
+
+/* Domains that follow the nodes' data, and rounds synchronised within nodes (cluster): a
+ * 1D array whose node totals put the balanced boundaries inside nodes is written with
+ * tierio_agg_domains = local and = balanced, byte for byte both; local moves boundaries
+ * and no round crosses nodes, balanced has a round that does. Then processes that pass
+ * different accesses (the first node another one than the rest; one process of a node
+ * another one than its neighbour) all get the error and none hangs, and the handle
+ * still writes. */
+static void local_domains(void)
+{
+    const char *modes[] = {"local", "balanced"};
+    for (int m = 0; m < 2; m++) {
+        char path[PATH_MAX], what[64];
+        snprintf(path, sizeof path, "%s/domains_%s.dat", tt_dir, modes[m]);
+        snprintf(what, sizeof what, "domains %s", modes[m]);
+        int64_t total = 0;
+        MPI_Offset off = 0, len = 0;
+        for (int r = 0; r < tt_size; r++) {
+            int64_t n = r == 0 ? 30011 : 20011 + 1013 * (r % 3);
+            if (r == tt_rank)
+                off = total, len = n;
+            total += n;
+        }
+        /* Access B: the same bytes in equal shares (another plan), to be passed wrongly. */
+        MPI_Offset share = total / tt_size, boff = share * tt_rank,
+                   blen = tt_rank == tt_size - 1 ? total - boff : share;
+        MPI_Info info;
+        TT_MPI(MPI_Info_create(&info));
+        tt_info_set(info, "tierio_agg_domains", modes[m]);
+        struct at_image im = {calloc((size_t)total, 1), calloc((size_t)total, 1), total};
+        uint8_t *buf = malloc((size_t)(blen > len ? blen : len));
+        tio_agg_t a;
+        int A, B;
+        TT_MPI(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &a));
+        TT_MPI(tio_agg_declare(a, 1, &boff, &blen, &B));
+        TT_MPI(tio_agg_declare(a, 1, &off, &len, &A));
+        long moved = info_num(a, "tierio_agg_boundaries_moved"),
+             cross = info_num(a, "tierio_agg_cross_node_rounds");
+        if (m == 0)
+            TT_CHECK(moved >= 1 && cross == 0, "%s: %ld boundaries moved, %ld rounds cross "
+                     "nodes (>= 1 and 0 expected)", what, moved, cross);
+        else
+            TT_CHECK(moved == 0 && cross == 1, "%s: %ld boundaries moved, %ld rounds cross "
+                     "nodes (0 and 1 expected)", what, moved, cross);
+        for (int v = 1; v <= 3; v++) {
+            fill(buf, len, tt_rank, 7, v);
+            TT_MPI(tio_agg_write(a, A, buf));
+            for (int r = 0; r < tt_size; r++) {
+                int64_t o = 0, n = 0;
+                for (int q = 0; q <= r; q++) {
+                    n = q == 0 ? 30011 : 20011 + 1013 * (q % 3);
+                    o += q < r ? n : 0;
+                }
+                paint(&im, r, &(MPI_Offset){o}, &(MPI_Offset){n}, 1, 7, v);
+            }
+            TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            TT_CHECK(at_check_target(path, "file", NULL, &im, what) == total,
+                     "%s: version %d not all checked", what, v);
+            if (v == 3)
+                break;
+            /* Different accesses (tio-cluster places ranks in blocks of a node's): v 1, the
+             * first node's processes pass B, the others A; v 2, rank 1 alone (a neighbour
+             * of rank 0 when nodes have two). Every process gets the error; the next write
+             * of A (all) replaces what the failed calls wrote. */
+            MPI_Comm node;
+            int nsize;
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+            MPI_Comm_size(node, &nsize);
+            MPI_Comm_free(&node);
+            int other = v == 1 ? tt_rank < nsize : tt_rank == 1;
+            uint8_t *junk = calloc((size_t)blen + 1, 1);
+            expect_error(tio_agg_write(a, other ? B : A, other ? junk : buf),
+                         "different accesses", what);
+            free(junk);
+        }
+        TT_MPI(tio_agg_close(&a));
+        TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        if (tt_rank == 0)
+            unlink(path);
+        free(buf);
+        free(im.bytes);
+        free(im.set);
+        MPI_Info_free(&info);
+    }
+}
+
 int main(int argc, char **argv)
 {
     tt_init(&argc, &argv, "agg_write");
@@ -327,8 +435,10 @@ int main(int argc, char **argv)
                              naggs, case_no++);
                 }
     }
-    if (g_cluster && (!g_only || !strcmp(g_only, "none")))
+    if (g_cluster && (!g_only || !strcmp(g_only, "none"))) {
         cross_group_read();
+        local_domains();
+    }
     if (tt_rank == 0)
         rmdir(g_nodelocal);
     return tt_finish();
