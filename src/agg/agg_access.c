@@ -10,11 +10,19 @@
 #include "util/error_mpi.h"
 #include "util/agree.h"
 
-void tio_agg_access_free(struct tio_agg_access *x)
+/* What an access derives from its pieces. */
+static void free_plan(struct tio_agg_access *x)
 {
     tio_agg_plan_free(&x->plan);
     free(x->moves);
     free(x->cross);
+    x->moves = NULL;
+    x->cross = NULL;
+}
+
+void tio_agg_access_free(struct tio_agg_access *x)
+{
+    free_plan(x);
     if (x->gpieces != x->pieces)
         free(x->gpieces);
     free(x->pieces);
@@ -320,17 +328,12 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
     }
     /* Placed by this access (tapioca): its domains may now follow the data. The same
      * everywhere; a failure (out of memory) is this process's alone, as above. */
-    if (placing && !a->set.balanced && x.pieces == x.gpieces) {
-        struct tio_agg_access y;
-        x.pieces = NULL; /* y takes the pieces */
-        tio_agg_plan_free(&x.plan);
-        free(x.moves);
-        free(x.cross);
-        if (tio_agg_access_make(a, &y, x.gpieces, x.ngpieces, &err) != TIO_OK) {
-            tio_agg_access_free(&y);
+    if (placing && !a->set.balanced) {
+        free_plan(&x);
+        if (tio_agg_access_make(a, &x, pieces, n, &err) != TIO_OK) {
+            tio_agg_access_free(&x);
             return tio_agg_raise(a, &err);
         }
-        x = y;
     }
     /* Reads of pieces that do not interleave: every process reads its own (decided here,
      * once, alike everywhere: the same pieces, the settings agreed at open). */

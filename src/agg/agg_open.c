@@ -81,9 +81,10 @@ static void probe_target(struct tio_agg *a, int *created, int64_t *blk, char **t
 static void find_nodes(struct tio_agg *a)
 {
     int leader = a->rank;
-    /* Kept: the DRAM buffers are shared memory of the same nodes. */
-    PMPI_Comm_split_type(a->icomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &a->node_comm);
-    PMPI_Bcast(&leader, 1, MPI_INT, 0, a->node_comm);
+    MPI_Comm node;
+    PMPI_Comm_split_type(a->icomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
+    PMPI_Comm_free(&node);
     PMPI_Allgather(&leader, 1, MPI_INT, a->node_of, 1, MPI_INT, a->icomm);
     /* node_of holds leaders: renumber them 0, 1, ... in rank order. */
     a->nnodes = 0;
@@ -127,8 +128,6 @@ static void release(struct tio_agg *a)
     free(a->xch);
     if (a->gcomm != MPI_COMM_NULL && a->gcomm != a->icomm)
         PMPI_Comm_free(&a->gcomm);
-    if (a->node_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&a->node_comm);
     if (a->nodecomm != MPI_COMM_NULL)
         PMPI_Comm_free(&a->nodecomm);
     if (a->tiers)
@@ -167,7 +166,7 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
             a->my_domain = d;
         a->dom_node[d] = a->gnode_of[a->place.rank[d]];
     }
-    if (tio_agg_buffers_alloc(&a->bufs, a->tiers, a->gcomm, a->node_comm, nd, a->place.rank,
+    if (tio_agg_buffers_alloc(&a->bufs, a->tiers, a->gcomm, a->nodecomm, nd, a->place.rank,
                               (const char(*)[TIO_TIER_NAME_MAX])a->place.tier,
                               (int64_t)a->set.buffer_size, a->set.buffer_count, err))
         return err->cls; /* agreed by the tier layer */
@@ -208,7 +207,7 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
     struct tio_agg *a = calloc(1, sizeof *a);
     if (!a)
         return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
-    a->comm = a->icomm = a->gcomm = a->node_comm = a->nodecomm = MPI_COMM_NULL;
+    a->comm = a->icomm = a->gcomm = a->nodecomm = MPI_COMM_NULL;
     a->my_domain = -1;
     a->own_fd = -1;
     PMPI_Comm_dup(comm, &a->comm);

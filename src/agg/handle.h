@@ -50,8 +50,6 @@ struct tio_agg {
     tio_tiers_t tiers;
     int nnodes;
     int *node_of;                     /* rank -> node index */
-    MPI_Comm node_comm;               /* this node's processes, when found without the
-                                         tiers handle (else MPI_COMM_NULL) */
     int64_t align;                    /* domain alignment in effect */
 
     /* The group this process aggregates in: everybody for the target `file`; for
@@ -71,8 +69,9 @@ struct tio_agg {
     int placed;
     struct tio_agg_placement place;   /* ranks are group ranks */
     int *dom_node;                    /* domain -> node of its aggregator (gnode_of) */
-    MPI_Comm nodecomm;                /* this node's processes of the group: rounds that
-                                         move nothing between nodes synchronise here */
+    MPI_Comm nodecomm;                /* this node's processes of the group (gnode_of):
+                                         the DRAM buffers' shared memory, and the rounds
+                                         that move nothing between nodes synchronise here */
     int my_domain;                    /* -1 when this process does not aggregate */
     struct tio_agg_buffers bufs;
     struct tio_agg_io *io;            /* aggregators: the I/O thread */

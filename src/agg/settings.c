@@ -74,6 +74,12 @@ static int bad(struct tio_err *err, const struct src *src, const char *val, cons
 }
 
 /* dst (TIO_AGG_NAME_MAX or TIO_TIER_NAME_MAX bytes) = src, which name_value checked. */
+/* 1 when val is `yes`, 0 when it is `no` (either case), -1 otherwise. */
+static int pick(const char *val, const char *yes, const char *no)
+{
+    return !strcasecmp(val, yes) ? 1 : !strcasecmp(val, no) ? 0 : -1;
+}
+
 static void copy_name(char *dst, size_t len, const char *src)
 {
     size_t n = strnlen(src, len - 1);
@@ -177,27 +183,17 @@ int tio_agg_settings_parse(struct tio_agg_settings *s, tio_hint_get_fn info, voi
         if (v > s->buffer_size)
             s->align = s->buffer_size;
     }
-    if (FIND(TIO_AGG_HINT_READ, NULL)) {
-        if (!strcasecmp(val, "aggregate"))
-            s->read_aggregate = 1;
-        else if (strcasecmp(val, "auto") != 0)
-            return bad(err, &src, val, "expected auto (non-interleaved reads are independent "
-                       "reads) or aggregate");
-    }
-    if (FIND(TIO_AGG_HINT_WRITE, NULL)) {
-        if (!strcasecmp(val, "auto"))
-            s->route_write_auto = 1;
-        else if (strcasecmp(val, "aggregate") != 0)
-            return bad(err, &src, val, "expected aggregate or auto (non-interleaved writes are "
-                       "independent writes)");
-    }
-    if (FIND(TIO_AGG_HINT_DOMAINS, NULL)) {
-        if (!strcasecmp(val, "balanced"))
-            s->balanced = 1;
-        else if (strcasecmp(val, "local") != 0)
-            return bad(err, &src, val, "expected local (boundaries follow the data's nodes "
-                       "when that is near) or balanced");
-    }
+    /* Two-valued keys: the value that sets the flag first. */
+    if (FIND(TIO_AGG_HINT_READ, NULL) && (s->read_aggregate = pick(val, "aggregate", "auto")) < 0)
+        return bad(err, &src, val, "expected auto (non-interleaved reads are independent "
+                   "reads) or aggregate");
+    if (FIND(TIO_AGG_HINT_WRITE, NULL) &&
+        (s->route_write_auto = pick(val, "auto", "aggregate")) < 0)
+        return bad(err, &src, val, "expected aggregate or auto (non-interleaved writes are "
+                   "independent writes)");
+    if (FIND(TIO_AGG_HINT_DOMAINS, NULL) && (s->balanced = pick(val, "balanced", "local")) < 0)
+        return bad(err, &src, val, "expected local (boundaries follow the data's nodes when "
+                   "that is near) or balanced");
 #undef FIND
     return TIO_OK;
 }

@@ -305,8 +305,8 @@ static void test_plan_cases(void)
         int swapped[4] = {0, 2, 1, 3}; /* domain 1 on node 2: no 0|2 edge */
         struct tio_agg_locality loc2 = {node_of, swapped};
         CHECK_EQ(tio_agg_plan_make(&pl, q, 8, 4, 1 << 20, 4096, &loc2, &err), TIO_OK);
-        CHECK(pl.dom_hi[0] % 4096 == 0); /* balanced */
-        CHECK(pl.dom_hi[1] % 4096 == 0);
+        CHECK_EQ(pl.followed, 0); /* balanced, aligned */
+        CHECK(pl.dom_hi[0] % 4096 == 0 && pl.dom_hi[1] % 4096 == 0);
         tio_agg_plan_free(&pl);
 
         CASE("plan: ... not farther than half a domain");
