@@ -23,6 +23,12 @@ static int cmp_run(const void *a, const void *b)
     return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
+static int cmp_run_of_segment(const void *a, const void *b)
+{
+    const struct tio_agg_segment *x = a, *y = b;
+    return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
 static int cmp_move(const void *a, const void *b)
 {
     const struct tio_agg_move *x = a, *y = b;
@@ -214,28 +220,35 @@ static int make_windows(struct tio_agg_plan *p, const struct tio_agg_segment *se
     return TIO_OK;
 }
 
-/* cut[k]: the end of domain k (cut[nd - 1] = hi). Boundary k after (k+1)/nd of the covered
- * bytes, moved to the nearest aligned offset: domains balance data, not file span, so
- * holes and skewed sizes do not leave aggregators idle. */
-static void balanced_cuts(const struct tio_agg_plan *p, int nd, int64_t align, int64_t *cut)
+/* cut[k]: the end of domain k of nd sharing [lo, hi) (cut[nd - 1] = hi). Boundary k after
+ * (k+1)/nd of the covered bytes, moved to the nearest aligned offset: domains balance data,
+ * not file span, so holes and skewed sizes do not leave aggregators idle. */
+static void balanced_cuts(const struct tio_agg_plan *p, int64_t lo, int64_t hi, int nd,
+                          int64_t align, int64_t *cut)
 {
-    int64_t total = covered(p, p->lo, p->hi), prev = p->lo, before = 0; /* before run r */
-    size_t r = 0;
+    int64_t total = covered(p, lo, hi), prev = lo, before = 0; /* covered before run r */
+    size_t r = run_after(p, lo);
     for (int k = 0; k < nd; k++) {
         int64_t b;
         if (k == nd - 1) {
-            b = p->hi;
+            b = hi;
         } else {
             int64_t t = (int64_t)((__int128)total * (k + 1) / nd);
-            while (r < p->nruns && before + (p->runs[r].hi - p->runs[r].lo) <= t) {
-                before += p->runs[r].hi - p->runs[r].lo;
+            while (r < p->nruns && p->runs[r].lo < hi) {
+                int64_t a = p->runs[r].lo > lo ? p->runs[r].lo : lo;
+                int64_t e = p->runs[r].hi < hi ? p->runs[r].hi : hi;
+                if (before + (e - a) > t)
+                    break;
+                before += e - a;
                 r++;
             }
-            b = r < p->nruns ? p->runs[r].lo + (t - before) : p->hi;
+            b = r < p->nruns && p->runs[r].lo < hi
+                    ? (p->runs[r].lo > lo ? p->runs[r].lo : lo) + (t - before)
+                    : hi;
             if (align > 1)
                 b = (b + align / 2) / align * align;
-            if (b > p->hi)
-                b = p->hi;
+            if (b > hi)
+                b = hi;
         }
         cut[k] = prev = b < prev ? prev : b;
     }
@@ -341,7 +354,7 @@ int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces
         nomem(err);
         goto fail;
     }
-    balanced_cuts(p, ndomains, align, cut);
+    balanced_cuts(p, p->lo, p->hi, ndomains, align, cut);
     if (loc && ndomains > 1 && !p->overlap && align <= TIO_AGG_LOCAL_ALIGN_MAX) {
         struct edge *e;
         ssize_t ne = node_edges(pieces, n, loc->node_of, &e);
@@ -368,6 +381,100 @@ int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces
     if (rc)
         goto fail;
     return TIO_OK;
+fail:
+    tio_agg_plan_free(p);
+    return err->cls;
+}
+
+void tio_agg_spans_of(const struct tio_agg_piece *pieces, size_t n, const int *node_of,
+                      struct tio_agg_run *span, int nnodes)
+{
+    for (int k = 0; k < nnodes; k++)
+        span[k] = (struct tio_agg_run){INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < n; i++)
+        if (pieces[i].len > 0)
+            tio_agg_span_add(span, node_of[pieces[i].rank], pieces[i].off,
+                             pieces[i].off + pieces[i].len);
+}
+
+void tio_agg_span_add(struct tio_agg_run *span, int node, int64_t lo, int64_t hi)
+{
+    if (lo >= hi)
+        return;
+    if (lo < span[node].lo)
+        span[node].lo = lo;
+    if (hi > span[node].hi)
+        span[node].hi = hi;
+}
+
+int tio_agg_spans_apart(const struct tio_agg_run *span, int nnodes, const int *ndom_of_node,
+                        struct tio_agg_run *scratch)
+{
+    int m = 0;
+    for (int k = 0; k < nnodes; k++) {
+        if (span[k].lo >= span[k].hi)
+            continue; /* no data */
+        if (ndom_of_node[k] < 1)
+            return 0; /* its bytes would have to leave the node */
+        scratch[m++] = span[k];
+    }
+    qsort(scratch, (size_t)m, sizeof *scratch, cmp_run);
+    for (int i = 1; i < m; i++)
+        if (scratch[i - 1].hi > scratch[i].lo)
+            return 0;
+    return 1;
+}
+
+int tio_agg_plan_by_node(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
+                         int ndomains, int64_t buffer, int64_t align,
+                         const struct tio_agg_locality *loc, int nnodes, struct tio_err *err)
+{
+    memset(p, 0, sizeof *p);
+    if (ndomains < 1 || buffer < 1 || align < 1 || nnodes < 1)
+        return tio_err_set(err, TIO_E_ARG, "aggregation plan: %d domains on %d nodes, buffer "
+                           "%lld, alignment %lld", ndomains, nnodes, (long long)buffer,
+                           (long long)align);
+    if (merge_runs(p, pieces, n, err) || alloc_domains(p, ndomains, err))
+        goto fail;
+    struct tio_agg_run *span = malloc(sizeof *span * (size_t)nnodes);
+    struct tio_agg_segment *seg = malloc(sizeof *seg * (size_t)ndomains);
+    int64_t *cut = malloc(sizeof *cut * (size_t)ndomains);
+    int *dom = malloc(sizeof *dom * (size_t)ndomains);
+    size_t nseg = 0;
+    if (!span || !seg || !cut || !dom) {
+        nomem(err);
+        goto out;
+    }
+    tio_agg_spans_of(pieces, n, loc->node_of, span, nnodes);
+    for (int k = 0; k < nnodes; k++) {
+        if (span[k].lo >= span[k].hi)
+            continue;
+        int m = 0;
+        for (int d = 0; d < ndomains; d++)
+            if (loc->dom_node[d] == k)
+                dom[m++] = d;
+        if (m == 0) {
+            tio_err_set(err, TIO_E_OTHER, "aggregation plan: node %d has data and no "
+                        "aggregator", k);
+            goto out;
+        }
+        balanced_cuts(p, span[k].lo, span[k].hi, m, align, cut);
+        for (int j = 0; j < m; j++)
+            seg[nseg++] = (struct tio_agg_segment){j ? cut[j - 1] : span[k].lo, cut[j], dom[j]};
+    }
+    qsort(seg, nseg, sizeof *seg, cmp_run_of_segment);
+    for (size_t i = 1; i < nseg && err->cls == TIO_OK; i++)
+        if (seg[i - 1].hi > seg[i].lo)
+            tio_err_set(err, TIO_E_OTHER, "aggregation plan: the nodes' data interleave");
+    if (err->cls == TIO_OK && make_windows(p, seg, nseg, buffer, align, err) == TIO_OK)
+        p->by_node = 1;
+out:
+    free(span);
+    free(seg);
+    free(cut);
+    free(dom);
+    if (err->cls == TIO_OK)
+        return TIO_OK;
 fail:
     tio_agg_plan_free(p);
     return err->cls;

@@ -13,7 +13,11 @@
  * on their node instead of crossing the network (seed 002's Cost_A, which counts bytes
  * times distance, is then zero for them). Nearby: within half a balanced domain, and not
  * when that would add a round or the alignment is more than a page (a stripe of a
- * parallel file system, a hint: aggregators must not share one). */
+ * parallel file system, a hint: aggregators must not share one).
+ *
+ * Domains by node (tio_agg_plan_by_node), for layouts whose nodes' data lie apart: each
+ * node's bytes are cut among the aggregators of that node only, so none crosses the
+ * network and each node can plan and move its data alone (declare_node.c). */
 #ifndef TIO_AGG_PLAN_H
 #define TIO_AGG_PLAN_H
 
@@ -46,6 +50,7 @@ struct tio_agg_plan {
     int64_t lo, hi;                 /* first and last covered byte + 1 (0, 0 when empty) */
     int overlap;                    /* some bytes are in two pieces */
     int followed;                   /* boundaries moved to follow the data */
+    int by_node;                    /* domains by node (tio_agg_plan_by_node) */
     int64_t *dom_lo, *dom_hi;       /* each domain's range (balanced plans; lo == hi when
                                        it has no data) */
     int64_t *dom_bytes;             /* data bytes of each domain */
@@ -65,6 +70,26 @@ struct tio_agg_locality {
 
 /* The largest alignment that domains following the data may break. */
 #define TIO_AGG_LOCAL_ALIGN_MAX 4096
+
+/* Domains by node, for layouts whose nodes' data lie apart (tio_agg_spans_apart): the
+ * covered bytes of node k are cut among the domains whose aggregator is on node k, in
+ * domain order and balanced by data, so that no byte leaves its node. nnodes: node
+ * indexes are below it. An error when a node with data has no domain, or when nodes'
+ * data interleave. */
+int tio_agg_plan_by_node(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
+                         int ndomains, int64_t buffer, int64_t align,
+                         const struct tio_agg_locality *loc, int nnodes, struct tio_err *err);
+
+/* span[k] = from the first to past the last byte of node k's processes' pieces (lo >= hi:
+ * none). Nothing is allocated: every process decides alike whatever its memory. */
+void tio_agg_spans_of(const struct tio_agg_piece *pieces, size_t n, const int *node_of,
+                      struct tio_agg_run *span, int nnodes);
+void tio_agg_span_add(struct tio_agg_run *span, int node, int64_t lo, int64_t hi);
+
+/* The nodes' data lie apart: no two nodes' spans meet, and every node with data has a
+ * domain (ndom_of_node[k] >= 1). scratch: nnodes entries. 1 or 0. */
+int tio_agg_spans_apart(const struct tio_agg_run *span, int nnodes, const int *ndom_of_node,
+                        struct tio_agg_run *scratch);
 
 /* ndomains >= 1, buffer >= 1, align >= 1 (1 = none; windows end on it when the buffer is
  * at least that large). loc: NULL for balanced domains, else domains follow the data where

@@ -26,6 +26,26 @@ static unsigned char byte_of(int rank, int64_t i)
     return (unsigned char)((rank * 131 + i * 7 + (i >> 8)) % 251 + 1);
 }
 
+/* Pieces p[0..k) in rank order (stable within a rank: file order), mem back to back: a new
+ * array of *n. */
+static struct tio_agg_piece *by_rank(const struct tio_agg_piece *p, size_t k, int nprocs,
+                                     size_t *n)
+{
+    struct tio_agg_piece *s = malloc(sizeof *s * (k + 1));
+    size_t m = 0;
+    for (int r = 0; r < nprocs; r++) {
+        int64_t mem = 0;
+        for (size_t i = 0; i < k; i++)
+            if (p[i].rank == r) {
+                s[m] = p[i];
+                s[m++].mem = mem;
+                mem += p[i].len;
+            }
+    }
+    *n = m;
+    return s;
+}
+
 /* nprocs processes; each has up to maxp pieces laid out with holes; returns pieces in rank
  * order with their mem offsets. Non-overlapping. */
 static struct tio_agg_piece *layout(int nprocs, int maxp, int64_t maxlen, size_t *n,
@@ -48,21 +68,9 @@ static struct tio_agg_piece *layout(int nprocs, int maxp, int64_t maxlen, size_t
         off += len;
     }
     *extent = off;
-    /* Rank order (stable within a rank: file order), mem = back to back. */
-    struct tio_agg_piece *s = malloc(sizeof *s * (k + 1));
-    size_t m = 0;
-    for (int r = 0; r < nprocs; r++) {
-        int64_t mem = 0;
-        for (size_t i = 0; i < k; i++)
-            if (p[i].rank == r) {
-                s[m] = p[i];
-                s[m++].mem = mem;
-                mem += p[i].len;
-            }
-    }
-    free(p);
     free(count);
-    *n = m;
+    struct tio_agg_piece *s = by_rank(p, k, nprocs, n);
+    free(p);
     return s;
 }
 
@@ -353,6 +361,114 @@ static void test_plan_cases(void)
 
 }
 
+/* Domains by node: random layouts whose nodes' data lie apart (each node's processes'
+ * pieces, interleaved among themselves with holes, in a stretch of the file of its own;
+ * nodes in random file order; every node with at least one domain), through the write
+ * simulation; nothing crosses between nodes, and a node's domains split its data evenly. */
+static void test_plan_by_node(void)
+{
+    CASE("plan by node: random layouts whose nodes' data lie apart");
+    for (int iter = 0; iter < 200; iter++) {
+        int nnodes = 1 + (int)(rnd() % 4), nprocs = nnodes + (int)(rnd() % 7);
+        int node_of[16], nd = nnodes + (int)(rnd() % 4), dom_node[8], ndom[4] = {0};
+        for (int r = 0; r < nprocs; r++) /* every node has a process */
+            node_of[r] = r < nnodes ? r : (int)(rnd() % (uint64_t)nnodes);
+        int order[4] = {0, 1, 2, 3};
+        for (int k = nnodes - 1; k > 0; k--) {
+            int j = (int)(rnd() % (uint64_t)(k + 1)), t = order[k];
+            order[k] = order[j];
+            order[j] = t;
+        }
+        for (int d = 0; d < nd; d++)
+            dom_node[d] = d < nnodes ? order[d] : (int)(rnd() % (uint64_t)nnodes);
+        for (int d = 0; d < nd; d++)
+            ndom[dom_node[d]]++;
+        /* Node by node in file order: a random layout of its processes, shifted. */
+        struct tio_agg_piece *pc = malloc(sizeof *pc * 16 * 6);
+        size_t n = 0;
+        int64_t extent = 0, maxlen = 1 + (int64_t)(rnd() % 20000);
+        for (int k = 0; k < nnodes; k++) {
+            int node = order[k], members[16], nm = 0;
+            for (int r = 0; r < nprocs; r++)
+                if (node_of[r] == node)
+                    members[nm++] = r;
+            size_t ln;
+            int64_t lext;
+            struct tio_agg_piece *lp = layout(nm, 1 + (int)(rnd() % 5), maxlen, &ln, &lext);
+            for (size_t i = 0; i < ln; i++) {
+                pc[n] = lp[i];
+                pc[n].off += extent;
+                pc[n++].rank = members[lp[i].rank];
+            }
+            extent += lext;
+            free(lp);
+        }
+        size_t m;
+        struct tio_agg_piece *sorted = by_rank(pc, n, nprocs, &m);
+        struct tio_agg_run span[4], scratch[4];
+        tio_agg_spans_of(sorted, m, node_of, span, nnodes);
+        CHECK_EQ(tio_agg_spans_apart(span, nnodes, ndom, scratch), 1);
+        int64_t buffer = 1 + (int64_t)(rnd() % 9000), aligns[] = {1, 512, 4096};
+        int64_t align = aligns[rnd() % 3];
+        if (align > buffer)
+            align = 1;
+        struct tio_agg_locality loc = {node_of, dom_node};
+        struct tio_agg_plan pl;
+        struct tio_err err = {0};
+        CHECK_EQ(tio_agg_plan_by_node(&pl, sorted, m, nd, buffer, align, &loc, nnodes, &err),
+                 TIO_OK);
+        CHECK_EQ(pl.by_node, 1);
+        simulate(&pl, sorted, m, nprocs, extent, buffer);
+        char cross[4096];
+        if (pl.nrounds > 0 && pl.nrounds <= 4096) {
+            tio_agg_plan_cross(&pl, sorted, m, &loc, cross);
+            for (int r = 0; r < pl.nrounds; r++)
+                CHECK_EQ(cross[r], 0);
+        }
+        /* A node's domains: its data in even shares (give or take an alignment unit and
+         * the rounding of a share). */
+        for (int d = 0; d < nd; d++) {
+            int k = dom_node[d];
+            int64_t node_data = 0;
+            for (int e = 0; e < nd; e++)
+                if (dom_node[e] == k)
+                    node_data += pl.dom_bytes[e];
+            CHECK(pl.dom_bytes[d] <= node_data / ndom[k] + 2 * align + 1);
+        }
+        tio_agg_plan_free(&pl);
+        free(pc);
+        free(sorted);
+    }
+
+    CASE("plan by node: nodes whose data interleave, or without a domain");
+    struct tio_agg_piece il[] = {{0, 10, 0, 0}, {20, 10, 0, 1}, {10, 10, 0, 2}};
+    int node_of[3] = {0, 0, 1}, dom_node[2] = {0, 1}, ndom[2] = {1, 1}, none[2] = {1, 0};
+    struct tio_agg_run span[2], scratch[2];
+    tio_agg_spans_of(il, 3, node_of, span, 2);
+    CHECK_EQ(span[0].lo, 0);
+    CHECK_EQ(span[0].hi, 30);
+    CHECK_EQ(tio_agg_spans_apart(span, 2, ndom, scratch), 0); /* node 1's 10..20 inside */
+    struct tio_agg_locality loc = {node_of, dom_node};
+    struct tio_agg_plan pl;
+    struct tio_err err = {0};
+    CHECK(tio_agg_plan_by_node(&pl, il, 3, 2, 100, 1, &loc, 2, &err) == TIO_E_OTHER);
+    CHECK_HAS(err.msg, "interleave");
+    tio_err_clear(&err);
+    il[2].off = 30; /* now apart: node 0's 0..30, node 1's 30..40 */
+    tio_agg_spans_of(il, 3, node_of, span, 2);
+    CHECK_EQ(tio_agg_spans_apart(span, 2, ndom, scratch), 1);
+    CHECK_EQ(tio_agg_spans_apart(span, 2, none, scratch), 0); /* node 1: data, no domain */
+    CHECK_EQ(tio_agg_plan_by_node(&pl, il, 3, 2, 100, 1, &loc, 2, &err), TIO_OK);
+    CHECK_EQ(pl.dom_lo[0], 0);
+    CHECK_EQ(pl.dom_hi[0], 30);
+    CHECK_EQ(pl.dom_lo[1], 30);
+    CHECK_EQ(pl.dom_hi[1], 40);
+    tio_agg_plan_free(&pl);
+    il[2].len = 0; /* a node without data needs no domain */
+    tio_agg_spans_of(il, 3, node_of, span, 2);
+    CHECK_EQ(tio_agg_spans_apart(span, 2, none, scratch), 1);
+}
+
 /* Whether each process may read its own pieces (tierio_agg_read=auto). */
 static void test_disjoint(void)
 {
@@ -580,6 +696,7 @@ int main(void)
 {
     test_plan_cases();
     test_plan_random();
+    test_plan_by_node();
     test_disjoint();
     test_manifest();
     test_settings();
