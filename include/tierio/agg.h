@@ -46,11 +46,15 @@
  *                            writes independent writes)
  *   tierio_agg_domains       TIERIO_AGG_DOMAINS       local | balanced         [local]
  *                            balanced: every domain holds the same number of bytes;
- *                            local: a boundary moves (by at most half a domain, adding no
- *                            round) to where one aggregator's node's data ends and the
- *                            next one's begins, so those bytes do not cross the network;
- *                            only with an alignment of at most 4096 bytes (a larger one,
- *                            e.g. a stripe, is kept)
+ *                            local: when the nodes' data lie apart (the range from a
+ *                            node's first byte to its last holds no other node's byte, as
+ *                            in a 1D array of ranks placed by node) each node's data is
+ *                            cut among the node's aggregators and nothing crosses the
+ *                            network (domains by node, the node regime below); otherwise
+ *                            a boundary moves (by at most half a domain, adding no round)
+ *                            to where one aggregator's node's data ends and the next
+ *                            one's begins. Only with an alignment of at most 4096 bytes (a
+ *                            larger one, e.g. a stripe, is kept)
  * Tiers come from tio_tiers_open's discovery ($TIERIO_SITE names the site file).
  *
  * Errors: the calls return MPI error codes (MPI_SUCCESS, or a code whose MPI_Error_string
@@ -58,7 +62,26 @@
  * the communicator given to tio_agg_open. Every call but tio_agg_get_info is collective;
  * when one process fails, every process returns the error of the lowest failing rank
  * (with subfiles and node-local targets: every process of its group of nodes, see
- * below), and an open that fails leaves no file, buffer or window behind.
+ * below; in the node regime: every process of its node), and an open that fails leaves
+ * no file, buffer or window behind.
+ *
+ * The node regime (target file, tierio_agg_domains=local, every node with an aggregator):
+ * while every access declared on a handle has its nodes' data apart, each node works
+ * alone — declarations gather the pieces within the node, writes and reads synchronise
+ * among the node's processes only — so a write of such a layout crosses no network and
+ * waits for no other node. What a node cannot see is checked among all processes in the
+ * background: each declaration starts a nonblocking allgather of every process's
+ * (count, first byte, last byte), completed at the second write or read after it (or at
+ * tio_agg_sync / tio_agg_close). When it finds the nodes' data interleaved, that access is
+ * planned among all processes and from then on the handle's calls synchronise among all
+ * (the access's writes before that are right: each node wrote its processes' bytes; only
+ * pieces of different nodes that overlap, which writes do not allow, had no defined
+ * result). When it finds that a process's declaration failed (bad arguments fail that
+ * process's node at once), the access fails on every process. A write's or read's error,
+ * and processes passing different ids, are reported at once to the processes of the node
+ * where they happen, and to every other process by the next tio_agg_sync or tio_agg_close
+ * (which returns "a write or read since the last sync failed on rank R: ...", or that the
+ * processes passed different accesses). tio_agg_get_info tells the regime in effect.
  *
  * Subfiles and node-local targets: the processes of each data file's nodes form a group
  * that aggregates alone (its own aggregators, buffers and synchronisations, like an MPI-IO
@@ -112,16 +135,19 @@ int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_
  * (a process with nothing to move) and differs between processes; pieces of different
  * processes may overlap only if the access is only read. Every process gets the same *id
  * (0, 1, 2, ... in the order of the declarations). The engine computes the access's
- * domains and rounds here, once: one allgather (two when a process has several pieces).
- * Bad arguments anywhere fail every process; running out of memory while planning fails
- * that process alone, and the access's first use then fails everywhere (its first round
- * checks that all processes work on the same access). */
+ * domains and rounds here, once: one allgather (two when a process has several pieces)
+ * among all processes, or in the node regime among the node's (plus the nonblocking check
+ * above). Bad arguments anywhere fail every process (in the node regime: the processes of
+ * that node at once, the others when the check concludes; ids stay alike); running out of
+ * memory while planning fails that process alone, and the access's first use then fails
+ * on its node or everywhere (its first round checks that all work on the same access). */
 int tio_agg_declare(tio_agg_t agg, int count, const MPI_Offset offsets[],
                     const MPI_Offset sizes[], int *id);
 
 /* Collective: every process passes the same id. Writes this process's pieces of access id
- * from buf (their total size); returns when every piece is in the target (visible to
- * every process, not yet durable: see tio_agg_sync). Any number of times per access. */
+ * from buf (their total size); returns when every piece is in the target (in the node
+ * regime: every piece of the node's processes; visible to every process once all have
+ * returned, not yet durable: see tio_agg_sync). Any number of times per access. */
 int tio_agg_write(tio_agg_t agg, int id, const void *buf);
 
 /* Collective, as tio_agg_write: reads this process's pieces of access id into buf. Bytes
@@ -132,7 +158,9 @@ int tio_agg_write(tio_agg_t agg, int id, const void *buf);
 int tio_agg_read(tio_agg_t agg, int id, void *buf);
 
 /* Collective. Makes everything written so far durable (fdatasync of every target file by
- * the aggregators that wrote it; the manifest of subfiles and node-local targets). */
+ * the aggregators that wrote it; the manifest of subfiles and node-local targets), and
+ * reports to every process that saw none the failure of any process's write or read since
+ * the last sync (the lowest rank's), or that processes passed different accesses. */
 int tio_agg_sync(tio_agg_t agg);
 
 /* Collective. Syncs, frees the buffers (and their files on storage tiers), and sets *agg
@@ -153,6 +181,10 @@ int tio_agg_close(tio_agg_t *agg);
  *                                 follow the nodes' data (tierio_agg_domains=local)
  *   tierio_agg_cross_node_rounds  its rounds that move bytes between nodes (the others
  *                                 synchronise within nodes)
+ *   tierio_agg_domains_by_node    its domains are by node (true | false)
+ *   tierio_agg_declared_within    all, or node (its check among all not concluded yet)
+ *   tierio_agg_sync_scope         node (the node regime) | all: whom a write or read
+ *                                 synchronises
  * The aggregators are known once chosen: at open with the default strategy, at the first
  * declaration with tapioca (before that the two keys are absent). */
 int tio_agg_get_info(tio_agg_t agg, MPI_Info *info_used);
@@ -170,10 +202,12 @@ int tio_agg_get_info(tio_agg_t agg, MPI_Info *info_used);
  * (decided collectively, so all processes agree) the call goes to the MPI library
  * unchanged. Every other MPI_File call goes to the MPI library. The engine writes with
  * POSIX calls on its own descriptors; MPI-IO's consistency rules hold: a routed
- * collective call returns when its data is in the file, MPI_File_sync makes it durable
- * (the engine's sync, then the MPI library's), and MPI_File_close syncs and frees the
- * handle before the library closes the file. MPI_File_get_info adds the keys of
- * tio_agg_get_info. */
+ * collective call returns when its data is in the file (a call whose nodes' data lie
+ * apart synchronises within nodes: the node regime, decided call by call from the
+ * requests every process sees), MPI_File_sync makes it durable (the engine's sync, then
+ * the MPI library's) and reports a failure of another node's routed call since the last
+ * sync, and MPI_File_close syncs and frees the handle before the library closes the file.
+ * MPI_File_get_info adds the keys of tio_agg_get_info. */
 int tio_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                   MPI_File *fh);
 int tio_file_close(MPI_File *fh);

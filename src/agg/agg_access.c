@@ -29,8 +29,23 @@ void tio_agg_access_free(struct tio_agg_access *x)
     memset(x, 0, sizeof *x);
 }
 
+int tio_agg_by_node_possible(const struct tio_agg *a)
+{
+    return a->placed && a->nodecomm != MPI_COMM_NULL && a->set.target == TIO_AGG_TARGET_FILE &&
+           !a->set.balanced && a->align <= TIO_AGG_LOCAL_ALIGN_MAX;
+}
+
+int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n)
+{
+    if (!tio_agg_by_node_possible(a))
+        return 0;
+    tio_agg_spans_of(pieces, n, a->gnode_of, a->span, a->gnnodes);
+    return tio_agg_spans_apart(a->span, a->gnnodes, a->node_ndom, a->span + a->gnnodes);
+}
+
 int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
-                        struct tio_agg_piece *pieces, size_t n, struct tio_err *err)
+                        struct tio_agg_piece *pieces, size_t n, int by_node,
+                        struct tio_err *err)
 {
     memset(x, 0, sizeof *x);
     x->pieces = x->gpieces = pieces;
@@ -38,9 +53,15 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     int nd = a->placed ? a->place.ndomains : a->strategy->domains(a);
     /* Once the aggregators are known, domains may follow the data's nodes. */
     struct tio_agg_locality loc = {a->gnode_of, a->dom_node};
-    if (tio_agg_plan_make(&x->plan, x->gpieces, x->ngpieces, nd, (int64_t)a->set.buffer_size,
-                          a->align, a->placed && !a->set.balanced ? &loc : NULL, err))
+    int64_t buffer = (int64_t)a->set.buffer_size;
+    int rc = by_node ? tio_agg_plan_by_node(&x->plan, x->gpieces, x->ngpieces, nd, buffer,
+                                            a->align, &loc, a->gnnodes, err)
+                     : tio_agg_plan_make(&x->plan, x->gpieces, x->ngpieces, nd, buffer,
+                                         a->align, a->placed && !a->set.balanced ? &loc : NULL,
+                                         err);
+    if (rc)
         return err->cls;
+    x->by_node = by_node;
     if (a->placed && x->plan.nrounds > 0) {
         if (!(x->cross = malloc((size_t)x->plan.nrounds)))
             return tio_err_set(err, TIO_E_NOMEM, "aggregation plan: out of memory");
@@ -197,6 +218,99 @@ static int read_locality(struct tio_agg *a, const struct tio_agg_access *x,
 
 /* The checks every access call makes, locally: a failure here is carried by the first
  * round's synchronisation, which stops every process. */
+int tio_agg_gather_pieces(MPI_Comm comm, int size, const int64_t *first, long long total,
+                          int count, const MPI_Offset offsets[], const MPI_Offset sizes[],
+                          const int *rank_of, struct tio_agg_piece **out, size_t *nout,
+                          struct tio_agg *a, struct tio_err *err)
+{
+    int many = 0;
+    for (int r = 0; r < size; r++)
+        many |= first[3 * r] > 1;
+    struct tio_agg_piece *pieces = malloc(sizeof *pieces * (size_t)(total + 1));
+    size_t n = 0;
+    *out = NULL;
+    *nout = 0;
+    if (!pieces)
+        tio_err_set(err, TIO_E_NOMEM, "tio_agg_declare: out of memory");
+    if (!many) {
+        for (int r = 0; pieces && r < size; r++)
+            if (first[3 * r] == 1)
+                pieces[n++] = (struct tio_agg_piece){first[3 * r + 1], first[3 * r + 2], 0,
+                                                     rank_of ? rank_of[r] : r};
+        *out = pieces;
+        *nout = n;
+        return 0;
+    }
+    int *counts = a->gather_counts, *displs = a->gather_displs;
+    for (int r = 0, at = 0; r < size; r++) {
+        counts[r] = 2 * (int)first[3 * r];
+        displs[r] = at;
+        at += counts[r];
+    }
+    int64_t *pairs = malloc(sizeof *pairs * (size_t)(2 * total + 2 * count + 2));
+    if (!pairs)
+        tio_err_set(err, TIO_E_NOMEM, "tio_agg_declare: out of memory");
+    if (tio_agree(comm, err, NULL, 0)) {
+        free(pairs);
+        free(pieces);
+        return 1;
+    }
+    int64_t *my = pairs + 2 * total;
+    for (int i = 0; i < count; i++) {
+        my[2 * i] = offsets[i];
+        my[2 * i + 1] = sizes[i];
+    }
+    PMPI_Allgatherv(my, 2 * count, MPI_INT64_T, pairs, counts, displs, MPI_INT64_T, comm);
+    for (int r = 0; r < size; r++) {
+        int64_t mem = 0;
+        for (int i = displs[r]; i < displs[r] + counts[r]; i += 2) {
+            pieces[n++] = (struct tio_agg_piece){pairs[i], pairs[i + 1], mem,
+                                                 rank_of ? rank_of[r] : r};
+            mem += pairs[i + 1];
+        }
+    }
+    free(pairs);
+    *out = pieces;
+    *nout = n;
+    return 0;
+}
+
+int tio_agg_access_room(struct tio_agg *a, struct tio_err *err)
+{
+    if (a->naccess < a->cap_access)
+        return TIO_OK;
+    int cap = a->cap_access ? 2 * a->cap_access : 8;
+    struct tio_agg_access *t = realloc(a->access, sizeof *t * (size_t)cap);
+    if (!t)
+        return tio_err_set(err, TIO_E_NOMEM, "tio_agg_declare: out of memory");
+    a->access = t;
+    a->cap_access = cap;
+    return TIO_OK;
+}
+
+/* Whether the nodes' data of the gathered (count, first piece) of every process lie apart
+ * (when no process has more than one piece). */
+static int apart_of_first(struct tio_agg *a, const int64_t *first, int n)
+{
+    if (!tio_agg_by_node_possible(a))
+        return 0;
+    tio_agg_spans_of(NULL, 0, a->gnode_of, a->span, a->gnnodes);
+    for (int r = 0; r < n; r++)
+        if (first[3 * r] == 1)
+            tio_agg_span_add(a->span, a->gnode_of[r], first[3 * r + 1],
+                             first[3 * r + 1] + first[3 * r + 2]);
+    return tio_agg_spans_apart(a->span, a->gnnodes, a->node_ndom, a->span + a->gnnodes);
+}
+
+/* An access without domains by node: from now on calls synchronise among all processes.
+ * (Every process is past its previous calls, which touched only their nodes' slots: the
+ * declaration gathered from all.) */
+static void leave_node_regime(struct tio_agg *a, int by_node)
+{
+    if (!by_node && tio_agg_by_node_possible(a))
+        a->node_regime = 0;
+}
+
 static int enter(struct tio_agg *a, const char *call, int id, const void *buf, int writing,
                  struct tio_err *err)
 {
@@ -210,6 +324,8 @@ static int enter(struct tio_agg *a, const char *call, int id, const void *buf, i
         tio_err_set(err, TIO_E_ACCESS, "%s: \"%s\" was opened read-only", call, a->path);
     else if (!writing && a->oflags == O_WRONLY)
         tio_err_set(err, TIO_E_ACCESS, "%s: \"%s\" was opened write-only", call, a->path);
+    else if (a->access[id].failed.cls != TIO_OK)
+        tio_err_set(err, a->access[id].failed.cls, "%s: %s", call, a->access[id].failed.msg);
     else if (writing && a->access[id].plan.overlap)
         tio_err_set(err, TIO_E_ARG, "%s: the pieces of access %d overlap (they may only be "
                     "read)", call, id);
@@ -236,6 +352,15 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
             tio_err_set(&err, TIO_E_ARG, "tio_agg_declare: piece %d (offset %lld, size %lld) "
                         "is not a range of a file", i, (long long)offsets[i],
                         (long long)sizes[i]);
+    /* The checks of earlier declarations that have seen a call (the same everywhere). */
+    tio_agg_settle(a, 0, &err);
+    /* While every access keeps each node's bytes on it, a declaration is the node's
+     * business, checked among all in the background (declare_node.c). */
+    if (tio_agg_node_declarations(a)) {
+        if (tio_agg_declare_node(a, count, offsets, sizes, id, &err))
+            return tio_agg_raise(a, &err);
+        return MPI_SUCCESS;
+    }
     /* Everybody's pieces, in rank order. One gather of (count, first piece) per process
      * says whether some process's arguments are wrong (count -1) and is all there is to
      * know when no process has more than one piece; otherwise all the pieces follow. */
@@ -262,58 +387,23 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
                     "%d", total, INT32_MAX / 2);
         return tio_agg_raise(a, &err);
     }
-    struct tio_agg_piece *pieces = malloc(sizeof *pieces * (size_t)(total + 1));
-    size_t n = 0;
-    if (!pieces)
-        tio_err_set(&err, TIO_E_NOMEM, "tio_agg_declare: out of memory");
-    if (!many) {
-        for (int r = 0; pieces && r < dsize; r++)
-            if (first[3 * r] == 1)
-                pieces[n++] = (struct tio_agg_piece){first[3 * r + 1], first[3 * r + 2], 0, r};
-    } else {
-        int *counts = a->gather_counts, *displs = a->gather_displs;
-        for (int r = 0, at = 0; r < dsize; r++) {
-            counts[r] = 2 * (int)first[3 * r];
-            displs[r] = at;
-            at += counts[r];
-        }
-        int64_t *pairs = malloc(sizeof *pairs * (size_t)(2 * total + 2 * count + 2));
-        if (!pairs)
-            tio_err_set(&err, TIO_E_NOMEM, "tio_agg_declare: out of memory");
-        if (tio_agree(dcomm, &err, NULL, 0)) {
-            free(pairs);
-            free(pieces);
-            return tio_agg_raise(a, &err);
-        }
-        int64_t *my = pairs + 2 * total;
-        for (int i = 0; i < count; i++) {
-            my[2 * i] = offsets[i];
-            my[2 * i + 1] = sizes[i];
-        }
-        PMPI_Allgatherv(my, 2 * count, MPI_INT64_T, pairs, counts, displs, MPI_INT64_T,
-                        dcomm);
-        for (int r = 0; r < dsize; r++) {
-            int64_t mem = 0;
-            for (int i = displs[r]; i < displs[r] + counts[r]; i += 2) {
-                pieces[n++] = (struct tio_agg_piece){pairs[i], pairs[i + 1], mem, r};
-                mem += pairs[i + 1];
-            }
-        }
-        free(pairs);
-    }
+    struct tio_agg_piece *pieces;
+    size_t n;
+    if (tio_agg_gather_pieces(dcomm, dsize, first, total, count, offsets, sizes, NULL,
+                              &pieces, &n, a, &err))
+        return tio_agg_raise(a, &err); /* agreed */
 
-    if (a->naccess == a->cap_access) {
-        int cap = a->cap_access ? 2 * a->cap_access : 8;
-        struct tio_agg_access *t = realloc(a->access, sizeof *t * (size_t)cap);
-        if (!t)
-            tio_err_set(&err, TIO_E_NOMEM, "tio_agg_declare: out of memory");
-        else
-            a->access = t, a->cap_access = cap;
-    }
+    tio_agg_access_room(a, &err);
+    /* Domains by node when the nodes' data lie apart, and while every access has them
+     * the calls synchronise within nodes (engine.c); an access without them ends that
+     * (decided alike everywhere: from what was gathered, nothing allocated). */
+    int by_node = a->node_regime && (many ? tio_agg_apart(a, pieces, n)
+                                          : apart_of_first(a, first, dsize));
+    leave_node_regime(a, by_node);
     struct tio_agg_access x;
     memset(&x, 0, sizeof x);
     if (err.cls == TIO_OK)
-        tio_agg_access_make(a, &x, pieces, n, &err);
+        tio_agg_access_make(a, &x, pieces, n, by_node, &err);
     else
         free(pieces);
     /* Once the aggregators are placed, a failure here (out of memory) is this process's
@@ -330,7 +420,9 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
      * everywhere; a failure (out of memory) is this process's alone, as above. */
     if (placing && !a->set.balanced) {
         free_plan(&x);
-        if (tio_agg_access_make(a, &x, pieces, n, &err) != TIO_OK) {
+        by_node = a->node_regime && tio_agg_apart(a, pieces, n);
+        leave_node_regime(a, by_node);
+        if (tio_agg_access_make(a, &x, pieces, n, by_node, &err) != TIO_OK) {
             tio_agg_access_free(&x);
             return tio_agg_raise(a, &err);
         }
@@ -354,11 +446,14 @@ int tio_agg_write(tio_agg_t a, int id, const void *buf)
         tio_err_set(&err, TIO_E_ARG, "tio_agg_write: agg is NULL");
         return tio_agg_raise(NULL, &err);
     }
+    tio_agg_settle(a, 0, &err); /* (an error here is the call's: it runs on nothing) */
     struct tio_agg_access *x = enter(a, "tio_agg_write", id, buf, 1, &err) ? &nothing
                                                                             : &a->access[id];
     if (a->set.target != TIO_AGG_TARGET_FILE)
         a->wrote = 1; /* every process: the call is collective */
-    if (tio_agg_run_write(a, x, id, buf, &err))
+    int rc = tio_agg_run_write(a, x, id, buf, &err);
+    tio_agg_note_call(a, id, 1, &err);
+    if (rc)
         return tio_agg_raise(a, &err);
     a->calls++;
     return MPI_SUCCESS;
@@ -371,6 +466,7 @@ int tio_agg_read(tio_agg_t a, int id, void *buf)
         tio_err_set(&err, TIO_E_ARG, "tio_agg_read: agg is NULL");
         return tio_agg_raise(NULL, &err);
     }
+    tio_agg_settle(a, 0, &err);
     struct tio_agg_access *x = enter(a, "tio_agg_read", id, buf, 0, &err) ? &nothing
                                                                            : &a->access[id];
     /* Subfiles, node-local: each group reads its own file (what other groups wrote is
@@ -378,12 +474,16 @@ int tio_agg_read(tio_agg_t a, int id, void *buf)
     if (x != &nothing && a->set.target != TIO_AGG_TARGET_FILE && read_locality(a, x, &err))
         x = &nothing;
     if (x->read_own) {
-        if (tio_agg_run_read_own(a, x, id, buf, &err))
+        int rc = tio_agg_run_read_own(a, x, id, buf, &err);
+        tio_agg_note_call(a, id, 0, &err);
+        if (rc)
             return tio_agg_raise(a, &err);
         a->independent++;
         return MPI_SUCCESS;
     }
-    if (tio_agg_run_read(a, x, id, buf, &err))
+    int rc = tio_agg_run_read(a, x, id, buf, &err);
+    tio_agg_note_call(a, id, 0, &err);
+    if (rc)
         return tio_agg_raise(a, &err);
     a->calls++;
     return MPI_SUCCESS;
@@ -461,7 +561,12 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
         PMPI_Info_set(info, "tierio_agg_boundaries_moved", v);
         snprintf(v, sizeof v, "%d", cross);
         PMPI_Info_set(info, "tierio_agg_cross_node_rounds", v);
+        PMPI_Info_set(info, "tierio_agg_domains_by_node", x->by_node ? "true" : "false");
+        PMPI_Info_set(info, "tierio_agg_declared_within",
+                      x->checking ? "node (checked at the second call after)" : "all");
     }
+    PMPI_Info_set(info, "tierio_agg_sync_scope",
+                  a->node_regime && tio_agg_by_node_possible(a) ? "node" : "all");
     *info_used = info;
     return MPI_SUCCESS;
 }

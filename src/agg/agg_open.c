@@ -118,7 +118,14 @@ static void release(struct tio_agg *a)
     free(a->place.rank);
     free(a->place.tier);
     free(a->place.cost);
+    tio_agg_checks_free(a);
+    if (a->vcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&a->vcomm);
+    free(a->node_granks);
+    free(a->node_first);
     free(a->dom_node);
+    free(a->node_ndom);
+    free(a->span);
     free(a->node_of);
     free(a->group_of);
     free(a->gworld);
@@ -139,6 +146,35 @@ static void release(struct tio_agg *a)
     free(a);
 }
 
+/* What node-level declarations need (declare_node.c): the node's processes' group
+ * ranks, gather buffers, a communicator and records for the checks. */
+static void node_declarations_alloc(struct tio_agg *a, struct tio_err *err)
+{
+    MPI_Group g, ng;
+    PMPI_Comm_size(a->nodecomm, &a->nsize);
+    int *nr = malloc(sizeof *nr * (size_t)a->nsize);
+    a->node_granks = malloc(sizeof *a->node_granks * (size_t)a->nsize);
+    a->node_first = malloc(sizeof *a->node_first * 3 * (size_t)a->nsize);
+    if (PMPI_Comm_dup(a->gcomm, &a->vcomm) != MPI_SUCCESS) {
+        a->vcomm = MPI_COMM_NULL;
+        tio_err_set(err, TIO_E_OTHER, "aggregator placement: MPI_Comm_dup failed");
+    }
+    if (!nr || !a->node_granks || !a->node_first) {
+        free(nr);
+        tio_err_set(err, TIO_E_NOMEM, "aggregator placement: out of memory");
+        return;
+    }
+    for (int i = 0; i < a->nsize; i++)
+        nr[i] = i;
+    PMPI_Comm_group(a->nodecomm, &ng);
+    PMPI_Comm_group(a->gcomm, &g);
+    PMPI_Group_translate_ranks(ng, a->nsize, nr, g, a->node_granks);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&ng);
+    free(nr);
+    tio_agg_checks_alloc(a, err);
+}
+
 int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct tio_err *err)
 {
     int nd = a->strategy->domains(a);
@@ -147,7 +183,10 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
     a->place.tier = calloc((size_t)nd, sizeof *a->place.tier);
     a->place.cost = calloc((size_t)nd, sizeof *a->place.cost);
     a->dom_node = calloc((size_t)nd, sizeof *a->dom_node);
-    if (!a->place.rank || !a->place.tier || !a->place.cost || !a->dom_node)
+    a->node_ndom = calloc((size_t)a->gnnodes, sizeof *a->node_ndom);
+    a->span = malloc(sizeof *a->span * 2 * (size_t)a->gnnodes);
+    if (!a->place.rank || !a->place.tier || !a->place.cost || !a->dom_node || !a->node_ndom ||
+        !a->span)
         tio_err_set(err, TIO_E_NOMEM, "aggregator placement: out of memory");
     if (err->cls == TIO_OK)
         a->strategy->place(a, first ? &first->plan : NULL, first ? first->gpieces : NULL,
@@ -165,7 +204,15 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
         if (a->place.rank[d] == a->grank)
             a->my_domain = d;
         a->dom_node[d] = a->gnode_of[a->place.rank[d]];
+        a->node_ndom[a->dom_node[d]]++;
     }
+    a->all_nodes_aggregate = 1;
+    for (int k = 0; k < a->gnnodes; k++)
+        a->all_nodes_aggregate &= a->node_ndom[k] > 0;
+    if (a->set.target == TIO_AGG_TARGET_FILE)
+        node_declarations_alloc(a, err);
+    if (tio_agree(a->gcomm, err, NULL, 0))
+        return err->cls;
     if (tio_agg_buffers_alloc(&a->bufs, a->tiers, a->gcomm, a->nodecomm, nd, a->place.rank,
                               (const char(*)[TIO_TIER_NAME_MAX])a->place.tier,
                               (int64_t)a->set.buffer_size, a->set.buffer_count, err))
@@ -207,9 +254,10 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
     struct tio_agg *a = calloc(1, sizeof *a);
     if (!a)
         return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
-    a->comm = a->icomm = a->gcomm = a->nodecomm = MPI_COMM_NULL;
+    a->comm = a->icomm = a->gcomm = a->nodecomm = a->vcomm = MPI_COMM_NULL;
     a->my_domain = -1;
     a->own_fd = -1;
+    a->node_regime = 1; /* until an access needs more */
     PMPI_Comm_dup(comm, &a->comm);
     PMPI_Comm_dup(comm, &a->icomm);
     PMPI_Comm_set_errhandler(a->icomm, MPI_ERRORS_RETURN);
@@ -339,6 +387,7 @@ int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_
 
 int tio_agg_do_sync(struct tio_agg *a, struct tio_err *err)
 {
+    tio_agg_settle(a, 1, err); /* every check under way */
     /* Subfiles, node-local: the groups' extents first, so that the writer has the whole
      * manifest while the aggregators make their data durable. */
     if (a->set.target != TIO_AGG_TARGET_FILE && a->wrote)
@@ -353,7 +402,29 @@ int tio_agg_do_sync(struct tio_agg *a, struct tio_err *err)
     }
     if (a->drv_open)
         a->drv.ops->sync(&a->drv, err);
-    return tio_agree(a->icomm, err, NULL, 0);
+    /* What the writes and reads since the last sync did on the other processes (in the
+     * node regime a call's outcome reaches only its node): a process none of whose calls
+     * failed learns of the lowest rank's failure, or that the processes did not all work
+     * on the same accesses. One that saw a failure was told then. */
+    struct tio_err late = a->late;
+    int saw = late.cls != TIO_OK;
+    uint64_t h = a->call_hash;
+    int flags[5] = {saw ? a->size - a->rank : 0, (int)(h & 0x7fffffff), -(int)(h & 0x7fffffff),
+                    (int)(h >> 33), -(int)(h >> 33)};
+    tio_err_clear(&a->late);
+    a->call_hash = 0;
+    if (tio_agree(a->icomm, err, flags, 5))
+        return err->cls;
+    if (flags[0] > 0) {
+        tio_share_error(a->icomm, a->size - flags[0], &late);
+        if (!saw)
+            tio_err_set(err, late.cls, "a write or read since the last sync failed on %s",
+                        late.msg);
+    } else if (flags[1] != -flags[2] || flags[3] != -flags[4]) {
+        tio_err_set(err, TIO_E_ARG, "the processes passed different accesses to their writes "
+                    "and reads since the last sync (every process passes the same)");
+    }
+    return err->cls;
 }
 
 int tio_agg_sync(tio_agg_t a)

@@ -15,10 +15,13 @@
  * that fits in one round). A round's synchronisation is among the processes of each node
  * when no byte of the rounds it separates crosses between nodes (every process that Puts
  * into, or Gets from, the node's aggregators is on the node: domains that follow the data
- * make this the common case), else among all processes as well. Every synchronisation
- * carries each process's error so far and the access it works on, so that a failure or a
- * mismatch stops the node, or everybody, at the same round; the final agreement, among
- * all, then reports the lowest failing rank's error (or the mismatch) everywhere. All the
+ * make this the common case), else among all processes as well. In the node regime
+ * (every access of the handle has domains by node) the final agreement is the node's too:
+ * each node works alone, and tio_agg_sync tells every process what the others' calls did.
+ * Every synchronisation carries each process's error so far and the access it works on,
+ * so that a failure or a mismatch stops the node, or everybody, at the same round; the
+ * final agreement then reports the lowest failing rank's error (or the mismatch) to all
+ * it spans. All the
  * synchronisations among all processes in a call have one signature, so that processes
  * whose plans differ (they passed different accesses, which is an error) still meet at
  * the first one and stop there.
@@ -53,12 +56,13 @@ static size_t runs_of(const struct tio_agg_plan *p, const struct tio_agg_window 
     return n;
 }
 
-/* Round r's slot. Calls start one slot further than the last round of the previous call
- * ended: that slot may still be read by processes that left the previous read, and is
- * only reused after the first synchronisation of the new call. */
+/* Round r's slot. Every call starts at slot 0: the end of the previous one (finish) left
+ * every slot idle for all who may touch it — its Puts and Gets flushed, its I/O waited
+ * for, among all processes or, in the node regime, among the node's, the only ones that
+ * touch the node's aggregators' slots. (The same slots every call: their pages stay.) */
 static int slot_of(const struct tio_agg *a, int r)
 {
-    return (a->slot_base + r) % a->set.buffer_count;
+    return r % a->set.buffer_count;
 }
 
 /* This process's moves of round r (from index m, sorted by round then domain): one
@@ -106,6 +110,16 @@ static int sync_on(MPI_Comm comm, int id, struct tio_err *err)
     return 0;
 }
 
+/* The node regime: every access of the handle (the MPI-IO route: this call's) has domains
+ * by node, so nothing crosses between nodes and each node works alone, its
+ * synchronisations and its end among its processes. Decided alike everywhere, whatever
+ * access a process passes (a handle-wide state): processes that pass different accesses
+ * still meet at the same synchronisations. */
+static int node_level(const struct tio_agg *a)
+{
+    return a->node_regime && tio_agg_by_node_possible(a);
+}
+
 /* Whether the synchronisation after round r must include every process: some byte of the
  * rounds it separates (r and `other`, the round before or after it) crosses between
  * nodes, or the first round of a subfile or node-local target (whose extents enter the
@@ -113,6 +127,10 @@ static int sync_on(MPI_Comm comm, int id, struct tio_err *err)
 static int global_round(const struct tio_agg *a, const struct tio_agg_access *x, int r,
                         int other)
 {
+    /* (Nothing crosses an access with domains by node; their round counts may differ
+     * between nodes when they were declared within them.) */
+    if (node_level(a) || x->by_node)
+        return 0;
     if (!x->cross || (r == 0 && a->set.target != TIO_AGG_TARGET_FILE))
         return 1;
     return x->cross[r] || (other >= 0 && other < x->plan.nrounds && x->cross[other]);
@@ -130,15 +148,13 @@ static int round_sync(struct tio_agg *a, const struct tio_agg_access *x, int id,
     return *agreed = sync_on(a->gcomm, id, err);
 }
 
-/* The end of a call: among all processes (unless a stop was agreed among all already):
- * the aggregators' I/O is done and every process has the call's outcome. */
-static int finish(struct tio_agg *a, int id, int agreed, int done, struct tio_err *err)
+/* The end of a call: among all processes (unless a stop was agreed among all already),
+ * among the node's in the node regime: the aggregators' I/O is done and every process
+ * has the call's outcome. */
+static int finish(struct tio_agg *a, int id, int agreed, struct tio_err *err)
 {
-    int stopped = agreed || sync_on(a->gcomm, id, err);
-    /* The next call's first slot: the same everywhere after a success. After a failure
-     * processes may have stopped at different rounds, and every slot is idle (Puts and
-     * Gets flushed, I/O waited for): the first. */
-    a->slot_base = stopped ? 0 : slot_of(a, done);
+    if (!agreed)
+        sync_on(node_level(a) ? a->nodecomm : a->gcomm, id, err);
     return err->cls;
 }
 
@@ -151,8 +167,7 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
     int rounds = p->nrounds > 0 ? p->nrounds : 1;
     struct tio_agg_run *runs = NULL;
     size_t cap = 0, m = 0;
-    int done = 0;
-    for (int r = 0; r < rounds && !stop; r++, done++) {
+    for (int r = 0; r < rounds && !stop; r++) {
         m = transfer(a, x->moves, x->nmoves, m, r, 0, (char *)src, err);
         tio_agg_buffers_flush(&a->bufs, err);
         /* Round r+1 goes into the slot round r+1-N left: its write must be done. */
@@ -172,7 +187,7 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
     if (agg)
         tio_agg_io_wait_all(a->io, err);
     free(runs);
-    return finish(a, id, agreed, done, err);
+    return finish(a, id, agreed, err);
 }
 
 int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
@@ -191,9 +206,9 @@ int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, vo
     }
     /* The node's synchronisation too: processes that passed other accesses meet the ones
      * they would meet there. */
-    if (a->nodecomm != MPI_COMM_NULL)
+    if (a->nodecomm != MPI_COMM_NULL && !node_level(a))
         sync_on(a->nodecomm, id, err); /* a stop here reaches everybody through finish */
-    return finish(a, id, 0, 0, err);
+    return finish(a, id, 0, err);
 }
 
 int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
@@ -207,12 +222,11 @@ int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *
     int rounds = p->nrounds > 0 ? p->nrounds : 1;
     struct tio_agg_run *runs = NULL;
     size_t cap = 0, m = 0;
-    /* Ahead: rounds 0..N-2 now; round N-1 would use the slot the previous call ended in. */
+    /* Ahead: rounds 0..N-2 now; round N-1 goes into round -1's slot once round 0 opens. */
     if (agg && err->cls == TIO_OK)
         for (int r = 0; r < nslots - 1 && r < p->nrounds; r++)
             io_round(a, p, r, 0, r == 0, &runs, &cap, err);
-    int done = 0;
-    for (int r = 0; r < rounds && !stop; r++, done++) {
+    for (int r = 0; r < rounds && !stop; r++) {
         if (agg) {
             tio_agg_io_wait(a->io, slot_of(a, r), err);
             tio_agg_buffers_sync(&a->bufs, err);
@@ -233,5 +247,5 @@ int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *
     /* The last agreement covers the Gets, and keeps every aggregator in MPI until they are
      * served: one-sided components without a progress thread (Open MPI's osc pt2pt,
      * between nodes) serve a Get only while its target is inside an MPI call. */
-    return finish(a, id, agreed, done, err);
+    return finish(a, id, agreed, err);
 }

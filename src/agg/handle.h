@@ -31,7 +31,16 @@ struct tio_agg_access {
                                          file, tierio_agg_read=auto, pieces disjoint) */
     char *cross;                      /* per round: moves bytes between nodes (NULL: not
                                          known, taken as yes) */
+    int by_node;                      /* domains by node: nothing leaves its node */
+    int checking;                     /* declared within the node, checked among all at
+                                         the second call after it (declare_node.c) */
+    struct tio_err failed;            /* its declaration failed (cls != TIO_OK): every use
+                                         is an error */
 };
+
+/* Checks of node-level declarations under way at most (declare_node.c). */
+#define TIO_AGG_CHECKS 4
+struct tio_agg_check;
 
 /* The manifest entries a group made since the groups last exchanged theirs. */
 struct tio_agg_journal {
@@ -72,10 +81,21 @@ struct tio_agg {
     MPI_Comm nodecomm;                /* this node's processes of the group (gnode_of):
                                          the DRAM buffers' shared memory, and the rounds
                                          that move nothing between nodes synchronise here */
+    int *node_ndom;                   /* node -> how many domains' aggregators it has */
+    struct tio_agg_run *span;         /* 2 x gnnodes: the nodes' spans, and a scratch */
+    int node_regime;                  /* calls synchronise within nodes only (engine.c):
+                                         every access keeps each node's bytes on it */
+    int all_nodes_aggregate;          /* every node of the group has an aggregator */
+    int nsize;                        /* processes in nodecomm; their group ranks: */
+    int *node_granks;
+    int64_t *node_first;              /* node-level declarations (declare_node.c): 3 per
+                                         process of the node */
+    MPI_Comm vcomm;                   /* dup of gcomm for the declarations' checks */
+    struct tio_agg_check *checks;     /* TIO_AGG_CHECKS records, a ring: */
+    int check_head, nchecks;          /* the oldest check under way, and how many */
     int my_domain;                    /* -1 when this process does not aggregate */
     struct tio_agg_buffers bufs;
     struct tio_agg_io *io;            /* aggregators: the I/O thread */
-    int slot_base;                    /* the slot of the next call's first round */
     struct tio_agg_driver drv;        /* aggregators: the target */
     int drv_open;
     int own_fd;                       /* the shared file, opened at the first read this
@@ -95,6 +115,13 @@ struct tio_agg {
     int have_scratch;
     struct tio_agg_piece *scratch_key;/* the pieces it was made from */
     size_t scratch_n;
+    int scratch_by_node;              /* ... with domains by node (decided before making) */
+
+    /* Since the last tio_agg_sync: the first failed call of this process and the accesses
+     * of its calls, which the next sync (or close) agrees on among all processes — in the
+     * node regime a call's outcome reaches only its node at once. */
+    struct tio_err late;
+    uint64_t call_hash;
 
     long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
     long independent;                 /* reads each process made itself (read=auto) */
@@ -128,12 +155,48 @@ int tio_agg_raise(struct tio_agg *a, const struct tio_err *err);
  * access (NULL at open). */
 int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct tio_err *err);
 
+/* The nodes' data of these pieces lie apart and the handle can keep every byte on its node
+ * (placed, the target file, domains that follow the data, alignment of at most a page):
+ * the access may have domains by node. Allocates nothing: the same on every process. */
+int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n);
+int tio_agg_by_node_possible(const struct tio_agg *a);
+
 /* Compute an access from every process's pieces (pieces[], ranks in icomm, in rank
- * order, with mem offsets; taken over). Local: every process of a group gets the same
- * plan. */
+ * order, with mem offsets; taken over): domains by node when by_node (tio_agg_apart said
+ * so), else balanced or following the data. Local: every process of a group gets the
+ * same plan. */
 int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
-                        struct tio_agg_piece *pieces, size_t n, struct tio_err *err);
+                        struct tio_agg_piece *pieces, size_t n, int by_node,
+                        struct tio_err *err);
 void tio_agg_access_free(struct tio_agg_access *x);
+
+/* Room for one more access in a->access (or err: out of memory). */
+int tio_agg_access_room(struct tio_agg *a, struct tio_err *err);
+
+/* Every process's pieces from the (count, first offset, first size) gathered from each of
+ * the size processes of comm (first: 3 per process, counts >= 0; total: their sum), in
+ * rank order with their mem offsets, ranks rank_of[r] (NULL: r). When a process has more
+ * than one, all follow in an allgatherv of this process's count pieces (offsets[i],
+ * sizes[i]), after an agreement over comm on running out of memory: returns 1 when it
+ * failed (every process of comm stops). Else 0, *out malloc'ed — or NULL with err set,
+ * this process's failure alone. Uses a's gather_counts and gather_displs. */
+int tio_agg_gather_pieces(MPI_Comm comm, int size, const int64_t *first, long long total,
+                          int count, const MPI_Offset offsets[], const MPI_Offset sizes[],
+                          const int *rank_of, struct tio_agg_piece **out, size_t *nout,
+                          struct tio_agg *a, struct tio_err *err);
+
+/* declare_node.c: declarations within each node, checked among all in the background
+ * (while tio_agg_node_declarations). tio_agg_settle completes the checks that have seen a
+ * call since their declaration (all of them with all = 1): collective, at the start of
+ * every call on the handle; tio_agg_note_call after every write or read. */
+int tio_agg_node_declarations(const struct tio_agg *a);
+/* A write or read on access id ended with err: remembered for the next sync. */
+void tio_agg_note_call(struct tio_agg *a, int id, int writing, const struct tio_err *err);
+int tio_agg_declare_node(struct tio_agg *a, int count, const MPI_Offset offsets[],
+                         const MPI_Offset sizes[], int *id, struct tio_err *err);
+int tio_agg_checks_alloc(struct tio_agg *a, struct tio_err *err);
+int tio_agg_settle(struct tio_agg *a, int all, struct tio_err *err);
+void tio_agg_checks_free(struct tio_agg *a);
 
 /* Subfiles and node-local: the groups exchange the extents they placed since the last
  * exchange, so that every process has the same manifest again. Collective over icomm. */

@@ -303,12 +303,16 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
         if (a->have_scratch)
             tio_agg_access_free(&a->scratch);
         a->have_scratch = 0;
+        /* Domains by node when the nodes' data lie apart (alike everywhere: nothing
+         * allocated); such a call synchronises within nodes (engine.c). */
+        a->scratch_by_node = tio_agg_apart(a, p, n);
         struct tio_agg_piece *own = malloc(sizeof *own * (n ? n : 1));
         if (!own) {
             tio_err_set(&err, TIO_E_NOMEM, "out of memory");
         } else {
             memcpy(own, p, sizeof *p * n);
-            if (tio_agg_access_make(a, &a->scratch, own, n, &err) == TIO_OK)
+            if (tio_agg_access_make(a, &a->scratch, own, n, a->scratch_by_node, &err) ==
+                TIO_OK)
                 a->have_scratch = 1;
             else
                 tio_agg_access_free(&a->scratch);
@@ -327,11 +331,16 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
         *rc = raise_file(fh, &err);
         return -1;
     }
+    /* The node regime for this call or not. (Leaving it: every process is past its
+     * previous call, which touched only its node's slots: the allgather above.) */
+    a->node_regime = a->scratch_by_node;
     /* A process whose plan failed works on nothing: the first round's synchronisation
-     * carries its error to everybody. */
+     * carries its error to everybody (to its node's processes in the node regime). */
     struct tio_agg_access *x = a->have_scratch ? &a->scratch : &route_nothing;
-    if (writing ? tio_agg_run_write(a, x, 0, buf, &err)
-                : tio_agg_run_read(a, x, 0, buf, &err)) {
+    int failed = writing ? tio_agg_run_write(a, x, 0, buf, &err)
+                         : tio_agg_run_read(a, x, 0, buf, &err);
+    tio_agg_note_call(a, 0, writing, &err);
+    if (failed) {
         *rc = raise_file(fh, &err);
         return -1;
     }

@@ -288,89 +288,209 @@ static long info_num(tio_agg_t a, const char *key)
     return flag ? atol(v) : -1;
 }
 
-/* Domains that follow the nodes' data, and rounds synchronised within nodes (cluster): a
- * 1D array whose node totals put the balanced boundaries inside nodes is written with
- * tierio_agg_domains = local and = balanced, byte for byte both; local moves boundaries
- * and no round crosses nodes, balanced has a round that does. Then processes that pass
- * different accesses (the first node another one than the rest; one process of a node
- * another one than its neighbour) all get the error and none hangs, and the handle
- * still writes. */
 /* Bytes of rank r in local_domains' 1D array. */
 static int64_t domains_len(int r)
 {
     return r == 0 ? 30011 : 20011 + 1013 * (r % 3);
 }
 
+static const char *info_str(tio_agg_t a, const char *key, char *v, int len)
+{
+    MPI_Info info;
+    int flag = 0;
+    TT_MPI(tio_agg_get_info(a, &info));
+    MPI_Info_get(info, key, len - 1, v, &flag);
+    MPI_Info_free(&info);
+    return flag ? v : "";
+}
+
+/* Write access id (k pieces) of version v and paint every process's into the image. */
+static void write_version(tio_agg_t a, int id, struct at_image *im, int k_max,
+                          void (*pieces)(int r, MPI_Offset *o, MPI_Offset *l, int *k),
+                          int access, int v)
+{
+    MPI_Offset *o = malloc(sizeof *o * (size_t)k_max), *l = malloc(sizeof *l * (size_t)k_max);
+    int k;
+    int64_t mine = 0;
+    pieces(tt_rank, o, l, &k);
+    for (int i = 0; i < k; i++)
+        mine += l[i];
+    uint8_t *buf = malloc((size_t)mine + 1);
+    fill(buf, mine, tt_rank, access, v);
+    TT_MPI(tio_agg_write(a, id, buf));
+    for (int r = 0; r < tt_size; r++) {
+        pieces(r, o, l, &k);
+        paint(im, r, o, l, k, access, v);
+    }
+    free(buf);
+    free(o);
+    free(l);
+}
+
+/* Access A: the 1D array of domains_len; C: three 1000-byte blocks per process after it,
+ * round robin over the processes (every node's data interleave with the others'). */
+static void pieces_a(int r, MPI_Offset *o, MPI_Offset *l, int *k)
+{
+    o[0] = 0;
+    for (int q = 0; q < r; q++)
+        o[0] += domains_len(q);
+    l[0] = domains_len(r);
+    *k = 1;
+}
+
+static int64_t total_a(void)
+{
+    int64_t t = 0;
+    for (int r = 0; r < tt_size; r++)
+        t += domains_len(r);
+    return t;
+}
+
+static void pieces_c(int r, MPI_Offset *o, MPI_Offset *l, int *k)
+{
+    for (int j = 0; j < 3; j++) {
+        o[j] = total_a() + ((int64_t)j * tt_size + r) * 1000;
+        l[j] = 1000;
+    }
+    *k = 3;
+}
+
+/* Domains and synchronisation on the emulated cluster. A (a 1D array whose node totals put
+ * balanced boundaries inside nodes) and B (the same bytes in equal shares) are declared
+ * with tierio_agg_domains = local (the default) and = balanced, and A written three times,
+ * byte for byte. local: both have domains by node (nothing crosses between nodes), are
+ * declared within the nodes and checked among all in the background, and the calls
+ * synchronise within nodes; balanced: a round crosses nodes, calls synchronise among all.
+ * Between the versions processes pass different accesses: (v 1) the first node's
+ * processes B, the others A; (v 2) rank 1 alone B. balanced: every process gets the error
+ * at once. local: the processes of a node whose processes differ get it at once (v 2,
+ * when rank 1 has a neighbour), every other process at the next tio_agg_sync. None hangs,
+ * and the handle still writes. Then (local) an access C whose nodes' data interleave is
+ * declared: its first write is made within the nodes (right, byte for byte), its check
+ * finds the interleaving at the next call, and from then on the calls synchronise among
+ * all: A and C again, byte for byte. */
 static void local_domains(void)
 {
     /* tio-cluster places ranks in blocks of a node's */
     MPI_Comm node;
     int nsize;
+    char v1[128], v2[128], v3[128];
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &nsize);
     MPI_Comm_free(&node);
-    const long boundaries = tt_size / nsize - 1; /* all of them cut inside nodes */
     const char *modes[] = {"local", "balanced"};
     for (int m = 0; m < 2; m++) {
+        const int local = m == 0;
         char path[PATH_MAX], what[64];
         snprintf(path, sizeof path, "%s/domains_%s.dat", tt_dir, modes[m]);
         snprintf(what, sizeof what, "domains %s", modes[m]);
-        int64_t total = 0;
-        MPI_Offset off = 0, len = 0;
-        for (int r = 0; r < tt_size; r++) {
-            int64_t n = domains_len(r);
-            if (r == tt_rank)
-                off = total, len = n;
-            total += n;
-        }
+        int64_t total = total_a(), extent = total + 3 * 1000 * (int64_t)tt_size;
+        MPI_Offset off, len;
+        int k;
+        pieces_a(tt_rank, &off, &len, &k);
         /* Access B: the same bytes in equal shares (another plan), to be passed wrongly. */
         MPI_Offset share = total / tt_size, boff = share * tt_rank,
                    blen = tt_rank == tt_size - 1 ? total - boff : share;
         MPI_Info info;
         TT_MPI(MPI_Info_create(&info));
         tt_info_set(info, "tierio_agg_domains", modes[m]);
-        struct at_image im = {calloc((size_t)total, 1), calloc((size_t)total, 1), total};
-        uint8_t *buf = malloc((size_t)(blen > len ? blen : len));
+        struct at_image im = {calloc((size_t)extent, 1), calloc((size_t)extent, 1), extent};
         tio_agg_t a;
-        int A, B;
+        int A, B, C;
         TT_MPI(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &a));
         TT_MPI(tio_agg_declare(a, 1, &boff, &blen, &B));
         TT_MPI(tio_agg_declare(a, 1, &off, &len, &A));
-        long moved = info_num(a, "tierio_agg_boundaries_moved"),
-             cross = info_num(a, "tierio_agg_cross_node_rounds");
-        if (m == 0)
-            TT_CHECK(moved == boundaries && cross == 0, "%s: %ld boundaries moved, %ld rounds "
-                     "cross nodes (%ld and 0 expected)", what, moved, cross, boundaries);
+        long cross = info_num(a, "tierio_agg_cross_node_rounds");
+        info_str(a, "tierio_agg_domains_by_node", v1, sizeof v1);
+        info_str(a, "tierio_agg_sync_scope", v2, sizeof v2);
+        info_str(a, "tierio_agg_declared_within", v3, sizeof v3);
+        if (local)
+            TT_CHECK(cross == 0 && !strcmp(v1, "true") && !strcmp(v2, "node") &&
+                     !strncmp(v3, "node", 4), "%s: %ld rounds cross nodes, by node %s, "
+                     "synchronised within %s, declared within %s (0, true, node, node "
+                     "expected)", what, cross, v1, v2, v3);
         else
-            TT_CHECK(moved == 0 && cross == 1, "%s: %ld boundaries moved, %ld rounds cross "
-                     "nodes (0 and 1 expected)", what, moved, cross);
+            TT_CHECK(cross == 1 && !strcmp(v1, "false") && !strcmp(v2, "all") &&
+                     !strcmp(v3, "all"), "%s: %ld rounds cross nodes, by node %s, "
+                     "synchronised within %s, declared within %s (1, false, all, all "
+                     "expected)", what, cross, v1, v2, v3);
+        uint8_t *junk = calloc((size_t)blen + 1, 1), *bufa = malloc((size_t)len + 1);
         for (int v = 1; v <= 3; v++) {
-            fill(buf, len, tt_rank, 7, v);
-            TT_MPI(tio_agg_write(a, A, buf));
-            for (MPI_Offset r = 0, o = 0, n; r < tt_size; r++, o += n) {
-                n = domains_len((int)r);
-                paint(&im, (int)r, &o, &n, 1, 7, v);
-            }
+            write_version(a, A, &im, 1, pieces_a, 7, v);
             TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
             TT_CHECK(at_check_target(path, "file", NULL, &im, what) == total,
                      "%s: version %d not all checked", what, v);
             if (v == 3)
                 break;
-            /* Different accesses: v 1, the first node's processes pass B, the others A;
-             * v 2, rank 1 alone (a neighbour of rank 0 when nodes have two). Every process
-             * gets the error; the next write of A (all) replaces what the failed calls
-             * wrote. */
+            /* Different accesses (v 1: the first node's processes B; v 2: rank 1 alone, a
+             * neighbour of rank 0 when nodes have two). */
             int other = v == 1 ? tt_rank < nsize : tt_rank == 1;
-            uint8_t *junk = calloc((size_t)blen + 1, 1);
-            expect_error(tio_agg_write(a, other ? B : A, other ? junk : buf),
-                         "different accesses", what);
-            free(junk);
+            fill(bufa, len, tt_rank, 7, v);
+            int rc = tio_agg_write(a, other ? B : A, other ? junk : bufa);
+            int at_once = !local || (v == 2 && nsize > 1 && tt_rank < nsize);
+            if (at_once)
+                expect_error(rc, "different accesses", what);
+            else
+                TT_CHECK(rc == MPI_SUCCESS, "%s: version %d: the processes of this node "
+                         "passed the same access, rc %d", what, v, rc);
+            rc = tio_agg_sync(a);
+            if (at_once)
+                TT_CHECK(rc == MPI_SUCCESS, "%s: version %d: sync after a failure seen, rc "
+                         "%d", what, v, rc);
+            else
+                expect_error(rc, "different accesses", what);
         }
+        free(junk);
+        uint8_t *junk2 = bufa;
+        if (local) {
+            /* A declaration with a bad argument on the second node's first process: its
+             * node's processes get the error at once, the others an id; the check (at the
+             * second call after) fails the access everywhere, ids stay alike. */
+            MPI_Offset doff = tt_rank == nsize ? -1 : off, dlen = len;
+            int D = -1, on_bad_node = tt_rank >= nsize && tt_rank < 2 * nsize;
+            int rc = tio_agg_declare(a, 1, &doff, &dlen, &D);
+            if (on_bad_node)
+                expect_error(rc, "not a range of a file", what);
+            else
+                TT_CHECK(rc == MPI_SUCCESS && D == 2, "%s: declaration on a good node: rc %d, "
+                         "id %d (2 expected)", what, rc, D);
+            write_version(a, A, &im, 1, pieces_a, 7, 11);
+            write_version(a, A, &im, 1, pieces_a, 7, 12);
+            fill(junk2, len, tt_rank, 7, 12);
+            expect_error(tio_agg_write(a, 2, junk2), "declar", what);
+            TT_CHECK(tio_agg_sync(a) == MPI_SUCCESS, "%s: sync after failures seen", what);
+            info_str(a, "tierio_agg_declared_within", v3, sizeof v3);
+            TT_CHECK(!strcmp(v3, "all"), "%s: the last access checked among all after a sync: declared "
+                     "within \"%s\"", what, v3);
+            MPI_Offset co[3], cl[3];
+            pieces_c(tt_rank, co, cl, &k);
+            TT_MPI(tio_agg_declare(a, 3, co, cl, &C));
+            /* Its first write: within the nodes (its check is not concluded yet). */
+            write_version(a, C, &im, 3, pieces_c, 8, 1);
+            info_str(a, "tierio_agg_sync_scope", v2, sizeof v2);
+            TT_CHECK(!strcmp(v2, "node"), "%s: synchronised within %s before C's check", what,
+                     v2);
+            TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            TT_CHECK(at_check_target(path, "file", NULL, &im, what) == extent,
+                     "%s: C's first version not all checked", what);
+            /* The next call concludes C's check: calls among all from then on. */
+            write_version(a, A, &im, 1, pieces_a, 7, 4);
+            info_str(a, "tierio_agg_domains_by_node", v1, sizeof v1);
+            info_str(a, "tierio_agg_sync_scope", v2, sizeof v2);
+            cross = info_num(a, "tierio_agg_cross_node_rounds");
+            TT_CHECK(!strcmp(v1, "false") && !strcmp(v2, "all") && cross > 0,
+                     "%s: C after its check: by node %s, synchronised within %s, %ld rounds "
+                     "cross nodes (false, all, > 0 expected)", what, v1, v2, cross);
+            write_version(a, C, &im, 3, pieces_c, 8, 2);
+            TT_MPI(tio_agg_sync(a));
+            TT_CHECK(at_check_target(path, "file", NULL, &im, what) == extent,
+                     "%s: A and C among all not all checked", what);
+        }
+        free(bufa);
         TT_MPI(tio_agg_close(&a));
         TT_MPI(MPI_Barrier(MPI_COMM_WORLD));
         if (tt_rank == 0)
             unlink(path);
-        free(buf);
         free(im.bytes);
         free(im.set);
         MPI_Info_free(&info);
