@@ -67,7 +67,9 @@
  *
  * The node regime (target file, tierio_agg_domains=local, every node with an aggregator):
  * while every access declared on a handle has its nodes' data apart, each node works
- * alone — declarations gather the pieces within the node, writes and reads synchronise
+ * alone — a declaration is local, the access's first call gathers the pieces within the
+ * node (its first synchronisation; a first write of one piece per process moves the data
+ * into the node's aggregator with it, without a round), writes and reads synchronise
  * among the node's processes only — so a write of such a layout crosses no network and
  * waits for no other node. What a node cannot see is checked among all processes in the
  * background: each declaration starts a nonblocking allgather of every process's
@@ -77,7 +79,8 @@
  * (the access's writes before that are right: each node wrote its processes' bytes; only
  * pieces of different nodes that overlap, which writes do not allow, had no defined
  * result). When it finds that a process's declaration failed (bad arguments fail that
- * process's node at once), the access fails on every process. A write's or read's error,
+ * process at once, its node at the access's first call), the access fails on every
+ * process. A write's or read's error,
  * and processes passing different ids, are reported at once to the processes of the node
  * where they happen, and to every other process by the next tio_agg_sync or tio_agg_close
  * (which returns "a write or read since the last sync failed on rank R: ...", or that the
@@ -135,12 +138,14 @@ int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_
  * (a process with nothing to move) and differs between processes; pieces of different
  * processes may overlap only if the access is only read. Every process gets the same *id
  * (0, 1, 2, ... in the order of the declarations). The engine computes the access's
- * domains and rounds here, once: one allgather (two when a process has several pieces)
- * among all processes, or in the node regime among the node's (plus the nonblocking check
- * above). Bad arguments anywhere fail every process (in the node regime: the processes of
- * that node at once, the others when the check concludes; ids stay alike); running out of
- * memory while planning fails that process alone, and the access's first use then fails
- * on its node or everywhere (its first round checks that all work on the same access). */
+ * domains and rounds once: here, with one allgather (two when a process has several
+ * pieces) among all processes — or in the node regime at the access's first call, among
+ * the node's (the declaration itself only starts the nonblocking check above). Bad
+ * arguments anywhere fail every process (in the node regime: that process at once, its
+ * node at the access's first call, the others when the check concludes; ids stay
+ * alike: a failed declaration uses its id up); running out of memory while planning fails
+ * that process alone, and the access's first use then fails on its node or everywhere
+ * (its first synchronisation checks that all work on the same access). */
 int tio_agg_declare(tio_agg_t agg, int count, const MPI_Offset offsets[],
                     const MPI_Offset sizes[], int *id);
 

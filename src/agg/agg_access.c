@@ -62,6 +62,7 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     if (rc)
         return err->cls;
     x->by_node = by_node;
+    x->exchanged = 1;
     if (a->placed && x->plan.nrounds > 0) {
         if (!(x->cross = malloc((size_t)x->plan.nrounds)))
             return tio_err_set(err, TIO_E_NOMEM, "aggregation plan: out of memory");
@@ -473,15 +474,25 @@ int tio_agg_read(tio_agg_t a, int id, void *buf)
      * known after tio_agg_sync; their data is not read here anyway). */
     if (x != &nothing && a->set.target != TIO_AGG_TARGET_FILE && read_locality(a, x, &err))
         x = &nothing;
+    /* An access declared within the node, not used yet: its pieces first (the call's first
+     * synchronisation), which say whether each process reads its own. */
+    int met = 0;
+    if (x != &nothing && !x->exchanged && tio_agg_node_level(a)) {
+        if (tio_agg_node_meet(a, x, id, 0, NULL, &err)) {
+            tio_agg_note_call(a, id, 0, &err);
+            return tio_agg_raise(a, &err);
+        }
+        met = 1;
+    }
     if (x->read_own) {
-        int rc = tio_agg_run_read_own(a, x, id, buf, &err);
+        int rc = tio_agg_run_read_own(a, x, id, buf, met, &err);
         tio_agg_note_call(a, id, 0, &err);
         if (rc)
             return tio_agg_raise(a, &err);
         a->independent++;
         return MPI_SUCCESS;
     }
-    int rc = tio_agg_run_read(a, x, id, buf, &err);
+    int rc = tio_agg_run_read(a, x, id, buf, met, &err);
     tio_agg_note_call(a, id, 0, &err);
     if (rc)
         return tio_agg_raise(a, &err);

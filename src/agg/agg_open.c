@@ -154,7 +154,8 @@ static void node_declarations_alloc(struct tio_agg *a, struct tio_err *err)
     PMPI_Comm_size(a->nodecomm, &a->nsize);
     int *nr = malloc(sizeof *nr * (size_t)a->nsize);
     a->node_granks = malloc(sizeof *a->node_granks * (size_t)a->nsize);
-    a->node_first = malloc(sizeof *a->node_first * 3 * (size_t)a->nsize);
+    PMPI_Comm_rank(a->nodecomm, &a->node_rank);
+    a->node_first = malloc(sizeof *a->node_first * TIO_AGG_MEET * (size_t)a->nsize);
     if (PMPI_Comm_dup(a->gcomm, &a->vcomm) != MPI_SUCCESS) {
         a->vcomm = MPI_COMM_NULL;
         tio_err_set(err, TIO_E_OTHER, "aggregator placement: MPI_Comm_dup failed");

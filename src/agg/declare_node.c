@@ -23,6 +23,8 @@
 #include "agg/handle.h"
 #include "util/agree.h"
 
+#define MEET TIO_AGG_MEET
+
 /* One declaration whose check is under way. Records (and their buffers, which MPI uses
  * until the check completes) are made at placement and never move: starting a check
  * cannot fail, so every process starts one for every such declaration. */
@@ -101,59 +103,224 @@ static void add_failed(struct tio_agg *a, struct tio_agg_access *x, const struct
 {
     memset(x, 0, sizeof *x);
     x->failed = *why;
+    x->within_node = 1;
     a->access[a->naccess++] = *x;
 }
 
 int tio_agg_declare_node(struct tio_agg *a, int count, const MPI_Offset offsets[],
                          const MPI_Offset sizes[], int *id, struct tio_err *err)
 {
-    int nsize = a->nsize;
-    int64_t me[3] = {err->cls == TIO_OK ? count : -1, count > 0 && offsets ? offsets[0] : 0,
-                     count > 0 && sizes ? sizes[0] : 0}, *first = a->node_first;
-    PMPI_Allgather(me, 3, MPI_INT64_T, first, 3, MPI_INT64_T, a->nodecomm);
-    long long total = 0;
-    int bad = 0;
-    for (int r = 0; r < nsize; r++) {
-        bad |= first[3 * r] < 0;
-        total += first[3 * r] > 0 ? first[3 * r] : 0;
-    }
-    if (total > INT32_MAX / 2) /* the same on the node */
-        tio_err_set(err, TIO_E_UNSUPPORTED, "tio_agg_declare: %lld pieces on one node; at "
-                    "most %d", total, INT32_MAX / 2);
-    struct tio_agg_piece *pieces = NULL;
-    size_t n = 0;
-    /* (a failure agreed on the node in there stops the node's processes alike) */
-    if (!bad && err->cls == TIO_OK)
-        tio_agg_gather_pieces(a->nodecomm, nsize, first, total, count, offsets, sizes,
-                              a->node_granks, &pieces, &n, a, err);
-    if (bad) /* some process of the node passed bad arguments: the node reports it */
-        tio_agree(a->nodecomm, err, NULL, 0);
     struct tio_agg_access x;
     memset(&x, 0, sizeof x);
     if (tio_agg_access_room(a, err) != TIO_OK) {
         /* No room to keep the access (out of memory): the check still tells every
          * process that this declaration failed; this process's ids fall behind. */
-        free(pieces);
         start_check(a, a->naccess, -1, NULL, 0, err);
         return err->cls;
     }
-    if (err->cls == TIO_OK)
-        tio_agg_access_make(a, &x, pieces, n, 1, err); /* takes pieces over */
-    else
-        free(pieces);
     int my = a->naccess;
-    if (err->cls != TIO_OK) {
-        tio_agg_access_free(&x);
+    struct tio_agg_piece *own = err->cls == TIO_OK ? malloc(sizeof *own * (size_t)(count + 1))
+                                                   : NULL;
+    if (err->cls == TIO_OK && !own)
+        tio_err_set(err, TIO_E_NOMEM, "tio_agg_declare: out of memory");
+    if (err->cls != TIO_OK) { /* its node learns it at the access's first call */
         start_check(a, my, -1, NULL, 0, err);
         add_failed(a, &x, err);
         return err->cls;
     }
-    x.read_own = !a->set.read_aggregate && tio_agg_pieces_disjoint(x.gpieces, x.ngpieces);
+    int64_t mem = 0;
+    for (int i = 0; i < count; i++) {
+        own[i] = (struct tio_agg_piece){offsets[i], sizes[i], mem, a->grank};
+        mem += sizes[i];
+    }
+    /* Its own pieces only, until the first call gathers the node's (tio_agg_node_meet). */
+    x.pieces = x.gpieces = own;
+    x.npieces = x.ngpieces = x.own_n = (size_t)count;
+    x.mine = mem;
+    x.by_node = 1;
     x.checking = 1;
-    start_check(a, my, count, x.gpieces + x.own_first, x.own_n, err);
+    x.within_node = 1;
+    start_check(a, my, count, own, (size_t)count, err);
     a->access[a->naccess++] = x;
     *id = my;
     return TIO_OK;
+}
+
+/* The node's processes' bytes of one lane each, in the first buffer of the node's
+ * aggregator (0 when lanes cannot be used: its memory is not shared, or the node has
+ * several aggregators). */
+static int64_t lane_size(const struct tio_agg *a, int *dom)
+{
+    int node = a->gnode_of[a->grank];
+    *dom = -1;
+    if (a->node_ndom[node] != 1)
+        return 0;
+    for (int d = 0; d < a->place.ndomains; d++)
+        if (a->dom_node[d] == node)
+            *dom = d;
+    if (*dom != a->my_domain && (!a->bufs.peer || !a->bufs.peer[*dom]))
+        return 0;
+    return a->bufs.slot_size / a->nsize / 64 * 64;
+}
+
+int tio_agg_lane_fill(struct tio_agg *a, const struct tio_agg_access *x, const void *buf,
+                      const struct tio_err *err)
+{
+    int dom;
+    int64_t lane = lane_size(a, &dom);
+    if (err->cls != TIO_OK || x->exchanged || x->failed.cls != TIO_OK || x->own_n > 1 ||
+        x->mine > lane)
+        return 0;
+    if (dom != a->my_domain && x->mine > 0) { /* the aggregator writes from its own buffer */
+        memcpy(a->bufs.peer[dom] + (int64_t)a->node_rank * lane, buf, (size_t)x->mine);
+        PMPI_Win_sync(a->bufs.swin);
+    }
+    return 1;
+}
+
+void tio_agg_lanes_write(struct tio_agg *a, const void *buf, struct tio_err *err)
+{
+    int dom;
+    int64_t lane = lane_size(a, &dom);
+    const int64_t *m = a->node_first;
+    PMPI_Win_sync(a->bufs.swin); /* see what the node's processes copied */
+    for (int k = 0; k < a->nsize && err->cls == TIO_OK; k++) {
+        if (m[MEET * k + 2] != 1 || m[MEET * k + 4] == 0)
+            continue;
+        const char *src = k == a->node_rank ? buf : a->bufs.mine + (int64_t)k * lane;
+        a->drv.ops->write(&a->drv, src, m[MEET * k + 3], m[MEET * k + 4], err);
+    }
+}
+
+/* Access x's first call: the node's pieces from the meeting (and an allgather of the rest
+ * when a process has several), and its plan by node. A failure is this process's: its
+ * error goes with the call's next synchronisation. */
+static void exchange(struct tio_agg *a, struct tio_agg_access *x, struct tio_err *err)
+{
+    const int64_t *m = a->node_first;
+    int64_t *first = a->gather_first;
+    long long total = 0;
+    for (int k = 0; k < a->nsize; k++) {
+        first[3 * k] = m[MEET * k + 2];
+        first[3 * k + 1] = m[MEET * k + 3];
+        first[3 * k + 2] = m[MEET * k + 4];
+        total += first[3 * k];
+    }
+    MPI_Offset *offs = malloc(sizeof *offs * (x->own_n + 1)),
+               *lens = malloc(sizeof *lens * (x->own_n + 1));
+    if (!offs || !lens)
+        tio_err_set(err, TIO_E_NOMEM, "out of memory");
+    for (size_t i = 0; offs && lens && i < x->own_n; i++) {
+        offs[i] = x->gpieces[i].off;
+        lens[i] = x->gpieces[i].len;
+    }
+    struct tio_agg_piece *pieces = NULL;
+    size_t n = 0;
+    tio_agg_gather_pieces(a->nodecomm, a->nsize, first, total, (int)x->own_n, offs, lens,
+                          a->node_granks, &pieces, &n, a, err);
+    free(offs);
+    free(lens);
+    struct tio_agg_access nx;
+    int checking = x->checking;
+    if (err->cls == TIO_OK && tio_agg_access_make(a, &nx, pieces, n, 1, err) == TIO_OK) {
+        nx.read_own = !a->set.read_aggregate && tio_agg_pieces_disjoint(nx.gpieces,
+                                                                        nx.ngpieces);
+        nx.checking = checking;
+        nx.within_node = 1;
+        tio_agg_access_free(x);
+        *x = nx;
+        return;
+    }
+    if (err->cls == TIO_OK) /* (access_make failed: nx has what it made) */
+        tio_agg_access_free(&nx);
+    else
+        free(pieces);
+    tio_err_set(&x->failed, err->cls, "gathering its node's pieces: %s", err->msg);
+}
+
+int tio_agg_node_meet(struct tio_agg *a, struct tio_agg_access *x, int id, int lane,
+                      int *lanes, struct tio_err *err)
+{
+    int64_t me[MEET] = {id, err->cls != TIO_OK, x->exchanged ? -2 : (int64_t)x->own_n,
+                        x->own_n > 0 ? x->gpieces[0].off : 0,
+                        x->own_n > 0 ? x->gpieces[0].len : 0, lane};
+    int64_t *m = a->node_first;
+    PMPI_Allgather(me, MEET, MPI_INT64_T, m, MEET, MPI_INT64_T, a->nodecomm);
+    int failed = -1, differ = 0, all = 1;
+    for (int k = 0; k < a->nsize; k++) {
+        if (m[MEET * k + 1] && failed < 0)
+            failed = k;
+        differ |= m[MEET * k] != id || (m[MEET * k + 2] == -2) != (me[2] == -2);
+        all &= m[MEET * k + 5] == 1 && m[MEET * k + 2] >= 0 && m[MEET * k + 2] <= 1;
+    }
+    if (failed >= 0) /* the lowest failing process's error, everywhere on the node */
+        return tio_share_error(a->nodecomm, failed, err) != TIO_OK;
+    if (differ)
+        return tio_err_set(err, TIO_E_ARG, "the processes pass different accesses (ids %d "
+                           "and others); every process passes the same", id) != TIO_OK;
+    /* Lanes when everybody's data is in one (one piece each at most), none overlapping. */
+    for (int k = 0; all && k < a->nsize; k++)
+        for (int j = k + 1; all && j < a->nsize; j++) {
+            int64_t ko = m[MEET * k + 3], kl = m[MEET * k + 4], jo = m[MEET * j + 3],
+                    jl = m[MEET * j + 4];
+            all = !(kl > 0 && jl > 0 && ko < jo + jl && jo < ko + kl);
+        }
+    if (lanes)
+        *lanes = all;
+    if (!x->exchanged)
+        exchange(a, x, err);
+    return 0;
+}
+
+/* Access x's plan among all processes from every process's pieces (taken over; NULL
+ * with err set when gathering them failed here), agreed: a failure anywhere fails the
+ * access everywhere. Every process is past its calls of the node regime then. */
+static void finish_plan(struct tio_agg *a, struct tio_agg_access *x,
+                        struct tio_agg_piece *pieces, size_t n, int by_node, int id,
+                        struct tio_err *err)
+{
+    struct tio_agg_access nx;
+    memset(&nx, 0, sizeof nx);
+    if (err->cls == TIO_OK) {
+        tio_agg_access_make(a, &nx, pieces, n, by_node, err);
+        nx.read_own = !a->set.read_aggregate && tio_agg_pieces_disjoint(nx.gpieces, nx.ngpieces);
+    } else {
+        free(pieces);
+    }
+    tio_agree(a->gcomm, err, NULL, 0);
+    tio_agg_access_free(x);
+    if (err->cls == TIO_OK) {
+        *x = nx;
+    } else {
+        tio_agg_access_free(&nx);
+        tio_err_set(&x->failed, err->cls, "access %d: planning it among all processes: %s", id,
+                    err->msg);
+    }
+    x->within_node = x->among_all = 1;
+}
+
+/* Access x's plan among all processes: every process's pieces from first (the gathered
+ * (count, first offset, first size), total pieces) and, when a process has several, an
+ * allgather of this process's; domains by node when they allow it. */
+static void plan_among_all(struct tio_agg *a, struct tio_agg_access *x, const int64_t *first,
+                           long long total, int id)
+{
+    struct tio_err err = {0};
+    MPI_Offset *offs = malloc(sizeof *offs * (x->own_n + 1)),
+               *lens = malloc(sizeof *lens * (x->own_n + 1));
+    if (!offs || !lens)
+        tio_err_set(&err, TIO_E_NOMEM, "out of memory");
+    for (size_t k = 0; offs && lens && k < x->own_n; k++) {
+        offs[k] = x->gpieces[x->own_first + k].off;
+        lens[k] = x->gpieces[x->own_first + k].len;
+    }
+    struct tio_agg_piece *pieces = NULL;
+    size_t n = 0;
+    tio_agg_gather_pieces(a->gcomm, a->gsize, first, total, (int)x->own_n, offs, lens, NULL,
+                          &pieces, &n, a, &err);
+    free(offs);
+    free(lens);
+    finish_plan(a, x, pieces, n, pieces && tio_agg_apart(a, pieces, n), id, &err);
 }
 
 /* The check says the data of access x do not lie apart: its plan among all processes,
@@ -162,7 +329,6 @@ int tio_agg_declare_node(struct tio_agg *a, int count, const MPI_Offset offsets[
  * everywhere. */
 static void replan(struct tio_agg *a, struct tio_agg_access *x, const int64_t *all, int id)
 {
-    struct tio_err err = {0};
     long long total = 0;
     /* (count, first offset, first size) of each process, as a declaration gathers them:
      * the check's extent is the piece when there is one */
@@ -173,37 +339,47 @@ static void replan(struct tio_agg *a, struct tio_agg_access *x, const int64_t *a
         first[3 * r + 2] = all[3 * r + 2] - all[3 * r + 1];
         total += all[3 * r];
     }
-    MPI_Offset *offs = malloc(sizeof *offs * (x->own_n + 1)),
-               *lens = malloc(sizeof *lens * (x->own_n + 1));
-    if (!offs || !lens)
-        tio_err_set(&err, TIO_E_NOMEM, "out of memory");
-    for (size_t i = 0; offs && lens && i < x->own_n; i++) {
-        offs[i] = x->gpieces[x->own_first + i].off;
-        lens[i] = x->gpieces[x->own_first + i].len;
+    plan_among_all(a, x, first, total, id);
+}
+
+/* Access id's declaration failed on group rank r (known alike everywhere): it fails on
+ * every process, and needs no plan any more. */
+static void fail_access(struct tio_agg *a, struct tio_agg_access *x, int id, int r)
+{
+    if (x->failed.cls == TIO_OK) {
+        tio_agg_access_free(x);
+        tio_err_set(&x->failed, TIO_E_ARG, "access %d: its declaration failed on rank %d", id,
+                    a->gworld[r]);
     }
-    struct tio_agg_piece *pieces = NULL;
-    size_t n = 0;
-    tio_agg_gather_pieces(a->gcomm, a->gsize, first, total, (int)x->own_n, offs, lens, NULL,
-                          &pieces, &n, a, &err);
-    free(offs);
-    free(lens);
-    struct tio_agg_access nx;
-    memset(&nx, 0, sizeof nx);
-    if (err.cls == TIO_OK) {
-        tio_agg_access_make(a, &nx, pieces, n, 0, &err);
-        nx.read_own = !a->set.read_aggregate && tio_agg_pieces_disjoint(nx.gpieces, nx.ngpieces);
-    } else {
-        free(pieces);
-    }
-    /* Agreed (and every process is past its previous calls: the slots are idle). */
-    tio_agree(a->gcomm, &err, NULL, 0);
-    tio_agg_access_free(x);
-    if (err.cls == TIO_OK) {
-        *x = nx;
-    } else {
-        tio_agg_access_free(&nx);
-        tio_err_set(&x->failed, err.cls, "access %d: planning it among all processes: %s", id,
-                    err.msg);
+    x->within_node = x->among_all = 1;
+}
+
+/* The regime ends: every access declared within the node and not used yet gets its plan
+ * among all processes now (a process whose declaration failed brings -1: the access then
+ * fails everywhere). Collective over the group, in id order, alike everywhere. */
+static void exchange_all(struct tio_agg *a, int skip)
+{
+    for (int i = 0; i < a->naccess; i++) {
+        struct tio_agg_access *x = &a->access[i];
+        if (i == skip || !x->within_node || x->among_all) /* (alike everywhere) */
+            continue;
+        const struct tio_agg_piece *own = x->gpieces ? x->gpieces + x->own_first : NULL;
+        int64_t me[3] = {x->failed.cls != TIO_OK ? -1 : (int64_t)x->own_n,
+                         x->own_n > 0 ? own->off : 0, x->own_n > 0 ? own->len : 0},
+                *first = a->gather_first;
+        PMPI_Allgather(me, 3, MPI_INT64_T, first, 3, MPI_INT64_T, a->gcomm);
+        int failed = -1;
+        long long total = 0;
+        for (int r = 0; r < a->gsize; r++) {
+            if (first[3 * r] < 0 && failed < 0)
+                failed = r;
+            total += first[3 * r] > 0 ? first[3 * r] : 0;
+        }
+        if (failed >= 0) {
+            fail_access(a, x, i, failed);
+            continue;
+        }
+        plan_among_all(a, x, first, total, i);
     }
 }
 
@@ -222,11 +398,7 @@ static void conclude(struct tio_agg *a, struct tio_agg_check *c)
         tio_agg_span_add(a->span, a->gnode_of[r], all[3 * r + 1], all[3 * r + 2]);
     }
     if (failed >= 0) { /* everywhere alike */
-        if (x->failed.cls == TIO_OK) {
-            tio_agg_access_free(x);
-            tio_err_set(&x->failed, TIO_E_ARG, "access %d: its declaration failed on rank %d",
-                        c->id, a->gworld[failed]);
-        }
+        fail_access(a, x, c->id, failed);
         return;
     }
     x->checking = 0;
@@ -236,6 +408,7 @@ static void conclude(struct tio_agg *a, struct tio_agg_check *c)
      * every process is then past its calls in the node regime). */
     a->node_regime = 0;
     replan(a, x, all, c->id);
+    exchange_all(a, c->id);
 }
 
 int tio_agg_settle(struct tio_agg *a, int all, struct tio_err *err)

@@ -115,7 +115,7 @@ static int sync_on(MPI_Comm comm, int id, struct tio_err *err)
  * synchronisations and its end among its processes. Decided alike everywhere, whatever
  * access a process passes (a handle-wide state): processes that pass different accesses
  * still meet at the same synchronisations. */
-static int node_level(const struct tio_agg *a)
+int tio_agg_node_level(const struct tio_agg *a)
 {
     return a->node_regime && tio_agg_by_node_possible(a);
 }
@@ -129,7 +129,7 @@ static int global_round(const struct tio_agg *a, const struct tio_agg_access *x,
 {
     /* (Nothing crosses an access with domains by node; their round counts may differ
      * between nodes when they were declared within them.) */
-    if (node_level(a) || x->by_node)
+    if (tio_agg_node_level(a) || x->by_node)
         return 0;
     if (!x->cross || (r == 0 && a->set.target != TIO_AGG_TARGET_FILE))
         return 1;
@@ -138,9 +138,11 @@ static int global_round(const struct tio_agg *a, const struct tio_agg_access *x,
 
 /* The synchronisation that closes round r: within the node, then among all processes
  * when the round needs it. *agreed is set when the stop was agreed among all. */
-static int round_sync(struct tio_agg *a, const struct tio_agg_access *x, int id, int r,
-                      int other, int *agreed, struct tio_err *err)
+static int round_sync(struct tio_agg *a, struct tio_agg_access *x, int id, int r,
+                      int other, int meet, int *agreed, struct tio_err *err)
 {
+    if (meet) /* the call's first synchronisation in the node regime */
+        return *agreed = tio_agg_node_meet(a, x, id, 0, NULL, err);
     if (a->nodecomm != MPI_COMM_NULL && sync_on(a->nodecomm, id, err))
         return 1;
     if (!global_round(a, x, r, other))
@@ -154,7 +156,7 @@ static int round_sync(struct tio_agg *a, const struct tio_agg_access *x, int id,
 static int finish(struct tio_agg *a, int id, int agreed, struct tio_err *err)
 {
     if (!agreed)
-        sync_on(node_level(a) ? a->nodecomm : a->gcomm, id, err);
+        sync_on(tio_agg_node_level(a) ? a->nodecomm : a->gcomm, id, err);
     return err->cls;
 }
 
@@ -164,6 +166,26 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
     const struct tio_agg_plan *p = &x->plan;
     const char *src = buf;
     int nslots = a->set.buffer_count, agg = a->my_domain >= 0, stop = 0, agreed = 0;
+    int met = !tio_agg_node_level(a);
+    /* The first write of an access declared within the node: the processes' data goes
+     * into lanes of the aggregator's buffer while the meeting gathers the pieces, and the
+     * aggregator writes it from there — one synchronisation less than a round. */
+    if (!met && !x->exchanged) {
+        int lane = tio_agg_lane_fill(a, x, buf, err), lanes = 0;
+        if (tio_agg_node_meet(a, x, id, lane, &lanes, err))
+            return finish(a, id, 1, err);
+        met = 1;
+        if (lanes) { /* (decided alike on the node, from what the meeting gathered) */
+            if (agg)
+                tio_agg_lanes_write(a, buf, err);
+            return finish(a, id, 0, err);
+        }
+        /* Overlaps within the node show now (between nodes: at the declaration's check);
+         * the first round's synchronisation then stops everybody. */
+        if (x->plan.overlap)
+            tio_err_set(err, TIO_E_ARG, "tio_agg_write: the pieces of access %d overlap (they "
+                        "may only be read)", id);
+    }
     int rounds = p->nrounds > 0 ? p->nrounds : 1;
     struct tio_agg_run *runs = NULL;
     size_t cap = 0, m = 0;
@@ -174,7 +196,7 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
         if (agg && r + 1 >= nslots && r + 1 < p->nrounds)
             tio_agg_io_wait(a->io, slot_of(a, r + 1), err);
         /* Closes round r (its Puts are in) and opens r+1 (its slots are free). */
-        stop = round_sync(a, x, id, r, r + 1, &agreed, err);
+        stop = round_sync(a, x, id, r, r + 1, r == 0 && !met, &agreed, err);
         /* The first synchronisation said that everybody writes this access: now it may
          * have its place in the manifest (which the I/O phase reads). */
         if (r == 0 && !stop && a->set.target != TIO_AGG_TARGET_FILE)
@@ -191,7 +213,7 @@ int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const
 }
 
 int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
-                         struct tio_err *err)
+                         int met, struct tio_err *err)
 {
     char *dst = buf;
     if (a->own_fd < 0 && err->cls == TIO_OK) { /* (tio_agg_read refuses write-only handles) */
@@ -205,15 +227,26 @@ int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, vo
             tio_agg_pread_all(a->own_fd, dst + q->mem, q->len, q->off, a->path, err);
     }
     /* The node's synchronisation too: processes that passed other accesses meet the ones
-     * they would meet there. */
-    if (a->nodecomm != MPI_COMM_NULL && !node_level(a))
+     * they would meet there (in the node regime: the meeting, which is then the end). */
+    if (tio_agg_node_level(a) && !met) {
+        tio_agg_node_meet(a, x, id, 0, NULL, err);
+        return err->cls;
+    }
+    if (a->nodecomm != MPI_COMM_NULL && !tio_agg_node_level(a))
         sync_on(a->nodecomm, id, err); /* a stop here reaches everybody through finish */
     return finish(a, id, 0, err);
 }
 
 int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
-                     struct tio_err *err)
+                     int met, struct tio_err *err)
 {
+    met |= !tio_agg_node_level(a);
+    /* (tio_agg_read meets first for an access declared within the node: its plan) */
+    if (!met && !x->exchanged) {
+        if (tio_agg_node_meet(a, x, id, 0, NULL, err))
+            return finish(a, id, 1, err);
+        met = 1;
+    }
     const struct tio_agg_plan *p = &x->plan;
     const struct tio_agg_move *moves = x->moves;
     size_t nmoves = x->nmoves;
@@ -232,7 +265,7 @@ int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *
             tio_agg_buffers_sync(&a->bufs, err);
         }
         /* Opens round r (its slots are full) and closes r-1 (its Gets are done). */
-        stop = round_sync(a, x, id, r, r - 1, &agreed, err);
+        stop = round_sync(a, x, id, r, r - 1, r == 0 && !met, &agreed, err);
         if (stop)
             break;
         /* Everybody is done with round r-1's slot: round r+N-1 goes there. */

@@ -32,11 +32,21 @@ struct tio_agg_access {
     char *cross;                      /* per round: moves bytes between nodes (NULL: not
                                          known, taken as yes) */
     int by_node;                      /* domains by node: nothing leaves its node */
+    int exchanged;                    /* planned from the pieces of its node (or of all);
+                                         0: a node-level declaration before its first
+                                         call, which knows its own pieces only */
+    int within_node;                  /* declared within the node (declare_node.c) ... */
+    int among_all;                    /* ... and planned among all processes since */
     int checking;                     /* declared within the node, checked among all at
                                          the second call after it (declare_node.c) */
     struct tio_err failed;            /* its declaration failed (cls != TIO_OK): every use
                                          is an error */
 };
+
+/* What each process brings to a node-regime call's first meeting (tio_agg_node_meet):
+ * access id, failed, count (-2: its pieces were gathered already), first offset, first
+ * size, its data is in its lane. */
+#define TIO_AGG_MEET 6
 
 /* Checks of node-level declarations under way at most (declare_node.c). */
 #define TIO_AGG_CHECKS 4
@@ -86,10 +96,10 @@ struct tio_agg {
     int node_regime;                  /* calls synchronise within nodes only (engine.c):
                                          every access keeps each node's bytes on it */
     int all_nodes_aggregate;          /* every node of the group has an aggregator */
-    int nsize;                        /* processes in nodecomm; their group ranks: */
+    int nsize, node_rank;             /* processes in nodecomm, this one's rank there; */
     int *node_granks;
-    int64_t *node_first;              /* node-level declarations (declare_node.c): 3 per
-                                         process of the node */
+    int64_t *node_first;              /* a node-regime call's first meeting: TIO_AGG_MEET
+                                         per process of the node */
     MPI_Comm vcomm;                   /* dup of gcomm for the declarations' checks */
     struct tio_agg_check *checks;     /* TIO_AGG_CHECKS records, a ring: */
     int check_head, nchecks;          /* the oldest check under way, and how many */
@@ -160,6 +170,8 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
  * the access may have domains by node. Allocates nothing: the same on every process. */
 int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n);
 int tio_agg_by_node_possible(const struct tio_agg *a);
+/* The node regime is in effect (engine.c). */
+int tio_agg_node_level(const struct tio_agg *a);
 
 /* Compute an access from every process's pieces (pieces[], ranks in icomm, in rank
  * order, with mem offsets; taken over): domains by node when by_node (tio_agg_apart said
@@ -195,6 +207,22 @@ void tio_agg_note_call(struct tio_agg *a, int id, int writing, const struct tio_
 int tio_agg_declare_node(struct tio_agg *a, int count, const MPI_Offset offsets[],
                          const MPI_Offset sizes[], int *id, struct tio_err *err);
 int tio_agg_checks_alloc(struct tio_agg *a, struct tio_err *err);
+
+/* The first synchronisation of a call in the node regime: an allgather within the node
+ * of each process's access id, error, and — for an access declared within the node and
+ * not used yet — its pieces, from which every process then plans it (and lane: this
+ * process's data is in its lane, tio_agg_lane_fill; *lanes: everybody's is). 1 to stop
+ * (a failure, or processes passing different accesses: err says which, alike on the
+ * node). */
+int tio_agg_node_meet(struct tio_agg *a, struct tio_agg_access *x, int id, int lane,
+                      int *lanes, struct tio_err *err);
+/* The first write of such an access: each process may copy its data (one piece at most)
+ * into a lane of its own in the first buffer of the node's aggregator before the meeting,
+ * which then writes them all to the target (tio_agg_lanes_write) without a round: 1 when
+ * this process's data is there (the aggregator's stays in its own buffer). */
+int tio_agg_lane_fill(struct tio_agg *a, const struct tio_agg_access *x, const void *buf,
+                      const struct tio_err *err);
+void tio_agg_lanes_write(struct tio_agg *a, const void *buf, struct tio_err *err);
 int tio_agg_settle(struct tio_agg *a, int all, struct tio_err *err);
 void tio_agg_checks_free(struct tio_agg *a);
 
@@ -209,16 +237,17 @@ int tio_agg_place_extents(struct tio_agg *a, const struct tio_agg_plan *p, struc
 
 /* The two phases of one access (engine.c). Collective; errors agreed; err may hold a
  * local error already (it stops every process at the first round). id: the same on
- * every process, checked. */
+ * every process, checked. met: the call's first synchronisation was made already (the
+ * node regime's meeting, by tio_agg_read for an access declared within the node). */
 int tio_agg_run_write(struct tio_agg *a, struct tio_agg_access *x, int id, const void *buf,
                       struct tio_err *err);
 int tio_agg_run_read(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
-                     struct tio_err *err);
-/* The read of an access with x->read_own: this process preads its own pieces; one synchronisation, the same as a read's first round,
- * agrees on errors and on the access (a process that failed before and runs
- * tio_agg_run_read meets it there). */
+                     int met, struct tio_err *err);
+/* The read of an access with x->read_own: this process preads its own pieces; one
+ * synchronisation, the same as a read's first round, agrees on errors and on the access
+ * (a process that failed before and runs tio_agg_run_read meets it there). */
 int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, void *buf,
-                         struct tio_err *err);
+                         int met, struct tio_err *err);
 
 /* Durable: the aggregators' files and the manifest. Collective; errors agreed. */
 int tio_agg_do_sync(struct tio_agg *a, struct tio_err *err);

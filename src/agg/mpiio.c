@@ -338,7 +338,7 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
      * carries its error to everybody (to its node's processes in the node regime). */
     struct tio_agg_access *x = a->have_scratch ? &a->scratch : &route_nothing;
     int failed = writing ? tio_agg_run_write(a, x, 0, buf, &err)
-                         : tio_agg_run_read(a, x, 0, buf, &err);
+                         : tio_agg_run_read(a, x, 0, buf, 0, &err);
     tio_agg_note_call(a, 0, writing, &err);
     if (failed) {
         *rc = raise_file(fh, &err);

@@ -177,9 +177,17 @@ static void test_access(void)
     et_check_error(tio_agg_declare(a, -1, &off, &len, &id), EX_ARG, "count -1", NULL);
     et_check_error(tio_agg_declare(a, 1, &off, NULL, &id), EX_ARG, "sizes is NULL", NULL);
     et_check_error(tio_agg_declare(a, 1, &neg, &len, &id), EX_ARG, "piece 0", NULL);
-    /* one process wrong: all fail with its message */
-    et_check_error(tio_agg_declare(a, 1, et_rank == et_size - 1 ? &neg : &off, &len, &id),
-                   EX_ARG, "piece 0 (offset -1", NULL);
+    /* One process wrong: it fails at once. The declaration is the node's (one node here,
+     * the node regime), whose other processes learn it at the access's first call: all
+     * fail there with its message. Failed declarations use their ids up alike (0-3). */
+    int bad = et_rank == et_size - 1;
+    int rc = tio_agg_declare(a, 1, bad ? &neg : &off, &len, &id);
+    if (bad)
+        et_check_error(rc, EX_ARG, "piece 0 (offset -1", NULL);
+    else
+        CHECK(rc == MPI_SUCCESS && id == 3);
+    et_check_error(tio_agg_write(a, 3, buf), EX_ARG, "piece 0 (offset -1", NULL);
+    CHECK_EQ(tio_agg_sync(a), MPI_SUCCESS); /* every process was told at the write */
 
     et_case = "ids";
     CHECK_EQ(tio_agg_declare(a, 1, &off, &len, &id), MPI_SUCCESS);
