@@ -356,7 +356,7 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
     /* The checks of earlier declarations that have seen a call (the same everywhere). */
     tio_agg_settle(a, 0, &err);
     /* While every access keeps each node's bytes on it, a declaration is the node's
-     * business, checked among all in the background (declare_node.c). */
+     * business, checked among all in the background (declare_node.c, check.c). */
     if (tio_agg_node_declarations(a)) {
         if (tio_agg_declare_node(a, count, offsets, sizes, id, &err))
             return tio_agg_raise(a, &err);

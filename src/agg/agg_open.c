@@ -146,7 +146,7 @@ static void release(struct tio_agg *a)
     free(a);
 }
 
-/* What node-level declarations need (declare_node.c): the node's processes' group
+/* What node-level declarations need (declare_node.c, check.c): the node's processes' group
  * ranks, gather buffers, a communicator and records for the checks. */
 static void node_declarations_alloc(struct tio_agg *a, struct tio_err *err)
 {

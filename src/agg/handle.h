@@ -38,7 +38,7 @@ struct tio_agg_access {
     int within_node;                  /* declared within the node (declare_node.c) ... */
     int among_all;                    /* ... and planned among all processes since */
     int checking;                     /* declared within the node, checked among all at
-                                         the second call after it (declare_node.c) */
+                                         the second call after it (check.c) */
     struct tio_err failed;            /* its declaration failed (cls != TIO_OK): every use
                                          is an error */
 };
@@ -48,7 +48,7 @@ struct tio_agg_access {
  * size, its data is in its lane. */
 #define TIO_AGG_MEET 6
 
-/* Checks of node-level declarations under way at most (declare_node.c). */
+/* Checks of node-level declarations under way at most (check.c). */
 #define TIO_AGG_CHECKS 4
 struct tio_agg_check;
 
@@ -197,11 +197,14 @@ int tio_agg_gather_pieces(MPI_Comm comm, int size, const int64_t *first, long lo
                           const int *rank_of, struct tio_agg_piece **out, size_t *nout,
                           struct tio_agg *a, struct tio_err *err);
 
-/* declare_node.c: declarations within each node, checked among all in the background
- * (while tio_agg_node_declarations). tio_agg_settle completes the checks that have seen a
- * call since their declaration (all of them with all = 1): collective, at the start of
- * every call on the handle; tio_agg_note_call after every write or read. */
+/* declare_node.c: declarations within each node (while tio_agg_node_declarations).
+ * check.c: their check among all in the background. tio_agg_settle completes the checks
+ * that have seen a call since their declaration (all of them with all = 1): collective, at
+ * the start of every call on the handle; tio_agg_note_call after every write or read.
+ * tio_agg_check_start: this process's count (-1: its declaration failed) and pieces. */
 int tio_agg_node_declarations(const struct tio_agg *a);
+void tio_agg_check_start(struct tio_agg *a, int id, int64_t count,
+                         const struct tio_agg_piece *mine, size_t n, struct tio_err *err);
 /* A write or read on access id ended with err: remembered for the next sync. */
 void tio_agg_note_call(struct tio_agg *a, int id, int writing, const struct tio_err *err);
 int tio_agg_declare_node(struct tio_agg *a, int count, const MPI_Offset offsets[],
