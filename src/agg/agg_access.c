@@ -35,12 +35,18 @@ int tio_agg_by_node_possible(const struct tio_agg *a)
            !a->set.balanced && a->align <= TIO_AGG_LOCAL_ALIGN_MAX;
 }
 
+int tio_agg_spans_apart_here(struct tio_agg *a)
+{
+    return tio_agg_by_node_possible(a) &&
+           tio_agg_spans_apart(a->span, a->gnnodes, a->node_ndom, a->span + a->gnnodes);
+}
+
 int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n)
 {
     if (!tio_agg_by_node_possible(a))
         return 0;
     tio_agg_spans_of(pieces, n, a->gnode_of, a->span, a->gnnodes);
-    return tio_agg_spans_apart(a->span, a->gnnodes, a->node_ndom, a->span + a->gnnodes);
+    return tio_agg_spans_apart_here(a);
 }
 
 int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
@@ -217,8 +223,6 @@ static int read_locality(struct tio_agg *a, const struct tio_agg_access *x,
     return TIO_OK;
 }
 
-/* The checks every access call makes, locally: a failure here is carried by the first
- * round's synchronisation, which stops every process. */
 int tio_agg_gather_pieces(MPI_Comm comm, int size, const int64_t *first, long long total,
                           int count, const MPI_Offset offsets[], const MPI_Offset sizes[],
                           const int *rank_of, struct tio_agg_piece **out, size_t *nout,
@@ -300,7 +304,7 @@ static int apart_of_first(struct tio_agg *a, const int64_t *first, int n)
         if (first[3 * r] == 1)
             tio_agg_span_add(a->span, a->gnode_of[r], first[3 * r + 1],
                              first[3 * r + 1] + first[3 * r + 2]);
-    return tio_agg_spans_apart(a->span, a->gnnodes, a->node_ndom, a->span + a->gnnodes);
+    return tio_agg_spans_apart_here(a);
 }
 
 /* An access without domains by node: from now on calls synchronise among all processes.
@@ -312,6 +316,8 @@ static void leave_node_regime(struct tio_agg *a, int by_node)
         a->node_regime = 0;
 }
 
+/* The checks every access call makes, locally: a failure here is carried by the first
+ * round's synchronisation, which stops every process. */
 static int enter(struct tio_agg *a, const char *call, int id, const void *buf, int writing,
                  struct tio_err *err)
 {
@@ -576,8 +582,7 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
         PMPI_Info_set(info, "tierio_agg_declared_within",
                       x->checking ? "node (checked at the second call after)" : "all");
     }
-    PMPI_Info_set(info, "tierio_agg_sync_scope",
-                  a->node_regime && tio_agg_by_node_possible(a) ? "node" : "all");
+    PMPI_Info_set(info, "tierio_agg_sync_scope", tio_agg_node_level(a) ? "node" : "all");
     *info_used = info;
     return MPI_SUCCESS;
 }

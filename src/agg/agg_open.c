@@ -198,6 +198,8 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
         tio_err_set(err, TIO_E_OTHER, "aggregator placement: MPI_Comm_split of the node "
                     "failed");
     }
+    if (err->cls == TIO_OK && a->set.target == TIO_AGG_TARGET_FILE)
+        node_declarations_alloc(a, err);
     if (tio_agree(a->gcomm, err, NULL, 0))
         return err->cls;
     a->my_domain = -1;
@@ -210,10 +212,6 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
     a->all_nodes_aggregate = 1;
     for (int k = 0; k < a->gnnodes; k++)
         a->all_nodes_aggregate &= a->node_ndom[k] > 0;
-    if (a->set.target == TIO_AGG_TARGET_FILE)
-        node_declarations_alloc(a, err);
-    if (tio_agree(a->gcomm, err, NULL, 0))
-        return err->cls;
     if (tio_agg_buffers_alloc(&a->bufs, a->tiers, a->gcomm, a->nodecomm, nd, a->place.rank,
                               (const char(*)[TIO_TIER_NAME_MAX])a->place.tier,
                               (int64_t)a->set.buffer_size, a->set.buffer_count, err))

@@ -139,25 +139,6 @@ static void plan_among_all(struct tio_agg *a, struct tio_agg_access *x, const in
     finish_plan(a, x, pieces, n, pieces && tio_agg_apart(a, pieces, n), id, &err);
 }
 
-/* The check says the data of access x do not lie apart: its plan among all processes,
- * from every process's pieces (the (count, lo, hi) gathered give them when nobody has
- * more than one). Collective over the group; a failure anywhere fails the access
- * everywhere. */
-static void replan(struct tio_agg *a, struct tio_agg_access *x, const int64_t *all, int id)
-{
-    long long total = 0;
-    /* (count, first offset, first size) of each process, as a declaration gathers them:
-     * the check's extent is the piece when there is one */
-    int64_t *first = a->gather_first;
-    for (int r = 0; r < a->gsize; r++) {
-        first[3 * r] = all[3 * r];
-        first[3 * r + 1] = all[3 * r + 1];
-        first[3 * r + 2] = all[3 * r + 2] - all[3 * r + 1];
-        total += all[3 * r];
-    }
-    plan_among_all(a, x, first, total, id);
-}
-
 /* Access id's declaration failed on group rank r (known alike everywhere): it fails on
  * every process, and needs no plan any more. */
 static void fail_access(struct tio_agg *a, struct tio_agg_access *x, int id, int r)
@@ -170,14 +151,16 @@ static void fail_access(struct tio_agg *a, struct tio_agg_access *x, int id, int
     x->within_node = x->among_all = 1;
 }
 
-/* The regime ends: every access declared within the node and not used yet gets its plan
- * among all processes now (a process whose declaration failed brings -1: the access then
- * fails everywhere). Collective over the group, in id order, alike everywhere. */
-static void exchange_all(struct tio_agg *a, int skip)
+/* The regime ends: every access declared within the node gets its plan among all
+ * processes now, from an allgather of each process's (count, first piece) and, when a
+ * process has several, of the pieces (a process whose declaration failed brings -1: the
+ * access then fails everywhere). Collective over the group, in id order, alike
+ * everywhere; every process is past its calls of the node regime then. */
+static void plan_all_among_all(struct tio_agg *a)
 {
     for (int i = 0; i < a->naccess; i++) {
         struct tio_agg_access *x = &a->access[i];
-        if (i == skip || !x->within_node || x->among_all) /* (alike everywhere) */
+        if (!x->within_node || x->among_all) /* (alike everywhere) */
             continue;
         const struct tio_agg_piece *own = x->gpieces ? x->gpieces + x->own_first : NULL;
         int64_t me[3] = {x->failed.cls != TIO_OK ? -1 : (int64_t)x->own_n,
@@ -218,13 +201,12 @@ static void conclude(struct tio_agg *a, struct tio_agg_check *c)
         return;
     }
     x->checking = 0;
-    if (tio_agg_spans_apart(a->span, a->gnnodes, a->node_ndom, a->span + a->gnnodes))
-        return;
-    /* Nodes' data interleave: plans among all from now on (replan synchronises all:
-     * every process is then past its calls in the node regime). */
-    a->node_regime = 0;
-    replan(a, x, all, c->id);
-    exchange_all(a, c->id);
+    /* Nodes' data interleave: plans among all from now on (this access's too, with its
+     * domains balanced or following the data). Already so when the regime ended before. */
+    if (!x->among_all && !tio_agg_spans_apart_here(a)) {
+        a->node_regime = 0;
+        plan_all_among_all(a);
+    }
 }
 
 int tio_agg_settle(struct tio_agg *a, int all, struct tio_err *err)

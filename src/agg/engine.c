@@ -21,10 +21,10 @@
  * Every synchronisation carries each process's error so far and the access it works on,
  * so that a failure or a mismatch stops the node, or everybody, at the same round; the
  * final agreement then reports the lowest failing rank's error (or the mismatch) to all
- * it spans. All the
- * synchronisations among all processes in a call have one signature, so that processes
- * whose plans differ (they passed different accesses, which is an error) still meet at
- * the first one and stop there.
+ * it spans. All the synchronisations among all processes in a call have one signature,
+ * so that processes whose plans differ (they passed different accesses, which is an
+ * error) still meet at the first one and stop there; in the node regime every call starts
+ * with the same meeting (tio_agg_node_meet) for the same reason.
  *
  * Rounds hold no data of their own beyond the buffers: memory stays N x buffer size per
  * aggregator whatever the access size. Errors do not break the lockstep: a process that
@@ -137,14 +137,17 @@ static int global_round(const struct tio_agg *a, const struct tio_agg_access *x,
 }
 
 /* The synchronisation that closes round r: within the node, then among all processes
- * when the round needs it. *agreed is set when the stop was agreed among all. */
+ * when the round needs it. *agreed is set when the stop was agreed among all whom the
+ * call's end would include (the node's, in the node regime). */
 static int round_sync(struct tio_agg *a, struct tio_agg_access *x, int id, int r,
                       int other, int meet, int *agreed, struct tio_err *err)
 {
     if (meet) /* the call's first synchronisation in the node regime */
         return *agreed = tio_agg_node_meet(a, x, id, 0, NULL, err);
-    if (a->nodecomm != MPI_COMM_NULL && sync_on(a->nodecomm, id, err))
+    if (a->nodecomm != MPI_COMM_NULL && sync_on(a->nodecomm, id, err)) {
+        *agreed = tio_agg_node_level(a);
         return 1;
+    }
     if (!global_round(a, x, r, other))
         return 0;
     return *agreed = sync_on(a->gcomm, id, err);

@@ -169,6 +169,8 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
  * (placed, the target file, domains that follow the data, alignment of at most a page):
  * the access may have domains by node. Allocates nothing: the same on every process. */
 int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n);
+/* The same for the nodes' spans already in a->span (tio_agg_spans_of / tio_agg_span_add). */
+int tio_agg_spans_apart_here(struct tio_agg *a);
 int tio_agg_by_node_possible(const struct tio_agg *a);
 /* The node regime is in effect (engine.c). */
 int tio_agg_node_level(const struct tio_agg *a);

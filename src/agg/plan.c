@@ -440,19 +440,28 @@ int tio_agg_plan_by_node(struct tio_agg_plan *p, const struct tio_agg_piece *pie
     struct tio_agg_segment *seg = malloc(sizeof *seg * (size_t)ndomains);
     int64_t *cut = malloc(sizeof *cut * (size_t)ndomains);
     int *dom = malloc(sizeof *dom * (size_t)ndomains);
+    int *start = calloc((size_t)nnodes + 1, sizeof *start); /* node k's: dom[start[k] ..] */
     size_t nseg = 0;
-    if (!span || !seg || !cut || !dom) {
+    if (!span || !seg || !cut || !dom || !start) {
         nomem(err);
         goto out;
     }
+    /* The domains of each node, in domain order (a counting sort: one pass each). */
+    for (int d = 0; d < ndomains; d++)
+        start[loc->dom_node[d] + 1]++;
+    for (int k = 0; k < nnodes; k++)
+        start[k + 1] += start[k];
+    for (int d = 0; d < ndomains; d++)
+        dom[start[loc->dom_node[d]]++] = d;
+    for (int k = nnodes; k > 0; k--) /* (the fill moved each start to the next node's) */
+        start[k] = start[k - 1];
+    start[0] = 0;
     tio_agg_spans_of(pieces, n, loc->node_of, span, nnodes);
     for (int k = 0; k < nnodes; k++) {
         if (span[k].lo >= span[k].hi)
             continue;
-        int m = 0;
-        for (int d = 0; d < ndomains; d++)
-            if (loc->dom_node[d] == k)
-                dom[m++] = d;
+        int m = start[k + 1] - start[k];
+        const int *mine = dom + start[k];
         if (m == 0) {
             tio_err_set(err, TIO_E_OTHER, "aggregation plan: node %d has data and no "
                         "aggregator", k);
@@ -460,7 +469,7 @@ int tio_agg_plan_by_node(struct tio_agg_plan *p, const struct tio_agg_piece *pie
         }
         balanced_cuts(p, span[k].lo, span[k].hi, m, align, cut);
         for (int j = 0; j < m; j++)
-            seg[nseg++] = (struct tio_agg_segment){j ? cut[j - 1] : span[k].lo, cut[j], dom[j]};
+            seg[nseg++] = (struct tio_agg_segment){j ? cut[j - 1] : span[k].lo, cut[j], mine[j]};
     }
     qsort(seg, nseg, sizeof *seg, cmp_run_of_segment);
     for (size_t i = 1; i < nseg && err->cls == TIO_OK; i++)
@@ -473,6 +482,7 @@ out:
     free(seg);
     free(cut);
     free(dom);
+    free(start);
     if (err->cls == TIO_OK)
         return TIO_OK;
 fail:

@@ -73,13 +73,13 @@ static int bad(struct tio_err *err, const struct src *src, const char *val, cons
     return tio_err_set(err, TIO_E_INFO_VALUE, "%s = \"%.64s\": %s", src->what, val, why);
 }
 
-/* dst (TIO_AGG_NAME_MAX or TIO_TIER_NAME_MAX bytes) = src, which name_value checked. */
 /* 1 when val is `yes`, 0 when it is `no` (either case), -1 otherwise. */
 static int pick(const char *val, const char *yes, const char *no)
 {
     return !strcasecmp(val, yes) ? 1 : !strcasecmp(val, no) ? 0 : -1;
 }
 
+/* dst (TIO_AGG_NAME_MAX or TIO_TIER_NAME_MAX bytes) = src, which name_value checked. */
 static void copy_name(char *dst, size_t len, const char *src)
 {
     size_t n = strnlen(src, len - 1);

@@ -441,7 +441,6 @@ static void local_domains(void)
                 expect_error(rc, "different accesses", what);
         }
         free(junk);
-        uint8_t *junk2 = bufa;
         if (local) {
             /* A declaration with a bad argument on the second node's first process: it gets
              * the error at once, every other process an id (a declaration within the node
@@ -453,16 +452,16 @@ static void local_domains(void)
             if (tt_rank == nsize)
                 expect_error(rc, "not a range of a file", what);
             else
-                TT_CHECK(rc == MPI_SUCCESS && D == 2, "%s: declaration on a good node: rc %d, "
+                TT_CHECK(rc == MPI_SUCCESS && D == 2, "%s: declaration on a good process: rc %d, "
                          "id %d (2 expected)", what, rc, D);
             write_version(a, A, &im, 1, pieces_a, 7, 11);
             write_version(a, A, &im, 1, pieces_a, 7, 12);
-            fill(junk2, len, tt_rank, 7, 12);
-            expect_error(tio_agg_write(a, 2, junk2), "declar", what);
+            fill(bufa, len, tt_rank, 7, 12);
+            expect_error(tio_agg_write(a, 2, bufa), "declar", what);
             TT_CHECK(tio_agg_sync(a) == MPI_SUCCESS, "%s: sync after failures seen", what);
             info_str(a, "tierio_agg_declared_within", v3, sizeof v3);
-            TT_CHECK(!strcmp(v3, "all"), "%s: the last access checked among all after a sync: declared "
-                     "within \"%s\"", what, v3);
+            TT_CHECK(!strcmp(v3, "all"), "%s: the last access checked among all after a "
+                     "sync: declared within \"%s\"", what, v3);
             MPI_Offset co[3], cl[3];
             pieces_c(tt_rank, co, cl, &k);
             TT_MPI(tio_agg_declare(a, 3, co, cl, &C));
