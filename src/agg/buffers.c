@@ -10,7 +10,7 @@
 #include "agg/plan.h"
 #include "tier/memavail.h"
 #include "util/agree.h"
-#include "win/translate.h"
+#include "win/rma.h"
 
 /* Plain DRAM (no NUMA binding) on every process: the buffers can be MPI shared memory
  * within each node. Collective: the answer is agreed. */
@@ -243,8 +243,8 @@ int tio_agg_buffers_put(struct tio_agg_buffers *b, int d, int slot, int64_t off,
         memcpy(b->mine + at, src, (size_t)len);
         return TIO_OK;
     }
-    int rc = PMPI_Put(src, (int)len, MPI_BYTE, r, tio_xlate_disp(b->win[t], r, (MPI_Aint)at),
-                      (int)len, MPI_BYTE, b->win[t]);
+    int rc = tio_rma_put(src, (int)len, MPI_BYTE, r, (MPI_Aint)at, (int)len, MPI_BYTE,
+                         b->win[t]);
     if (rc != MPI_SUCCESS)
         return mpi_failed(rc, "MPI_Put into an aggregation buffer", err);
     touch(b, t, r);
@@ -260,8 +260,8 @@ int tio_agg_buffers_get(struct tio_agg_buffers *b, int d, int slot, int64_t off,
         memcpy(dst, b->mine + at, (size_t)len);
         return TIO_OK;
     }
-    int rc = PMPI_Get(dst, (int)len, MPI_BYTE, r, tio_xlate_disp(b->win[t], r, (MPI_Aint)at),
-                      (int)len, MPI_BYTE, b->win[t]);
+    int rc = tio_rma_get(dst, (int)len, MPI_BYTE, r, (MPI_Aint)at, (int)len, MPI_BYTE,
+                         b->win[t]);
     if (rc != MPI_SUCCESS)
         return mpi_failed(rc, "MPI_Get from an aggregation buffer", err);
     touch(b, t, r);
@@ -315,9 +315,7 @@ int tio_agg_buffers_move(struct tio_agg_buffers *b, int get, const struct tio_ag
         (rc = PMPI_Type_create_hindexed((int)n, len, tdisp, MPI_BYTE, &tt)) ||
         (rc = PMPI_Type_commit(&tt)))
         goto out;
-    MPI_Aint at = tio_xlate_disp(b->win[t], r, (MPI_Aint)base);
-    rc = get ? PMPI_Get(mem, 1, ot, r, at, 1, tt, b->win[t])
-             : PMPI_Put(mem, 1, ot, r, at, 1, tt, b->win[t]);
+    rc = tio_rma_move(get, mem, 1, ot, r, (MPI_Aint)base, tt, b->win[t]);
     if (rc == MPI_SUCCESS)
         touch(b, t, r);
 out:

@@ -3,12 +3,13 @@
  * applies the displacement shift of storage windows made on MPI's shared-memory window
  * itself (win/translate.h), so it is right with and without libtierio-pmpi. */
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "buf/buffer.h"
 #include "tierio/win.h"
 #include "util/error_mpi.h"
-#include "win/translate.h"
+#include "win/rma.h"
 
 /* MPI counts are ints: large transfers go in pieces of 1 GiB. */
 #define PIECE ((MPI_Aint)1 << 30)
@@ -46,39 +47,37 @@ static int mpi_failed(struct tio_buf *b, const char *call, int rc)
     return tio_buf_fail(b, &err);
 }
 
-int tio_buf_write(tio_buf_t b, const void *src, MPI_Aint size, MPI_Aint offset, int rank)
+/* Both directions in PIECE-sized one-sided transfers. A write completes locally (src may
+ * be reused; completion at the target is tio_buf_flush's), a read completely. */
+static int transfer(tio_buf_t b, const char *call, int get, void *mem, MPI_Aint size,
+                    MPI_Aint offset, int rank)
 {
     struct tio_err err = {0};
-    if (check(b, "tio_buf_write", src, size, offset, rank, &err))
+    if (check(b, call, mem, size, offset, rank, &err))
         return tio_buf_fail(b, &err);
     for (MPI_Aint done = 0; done < size;) {
         int n = (int)(size - done < PIECE ? size - done : PIECE);
-        int rc = PMPI_Put((const char *)src + done, n, MPI_BYTE, rank,
-                          tio_xlate_disp(b->win, rank, offset + done), n, MPI_BYTE, b->win);
+        int rc = tio_rma_move(get, (char *)mem + done, n, MPI_BYTE, rank, offset + done,
+                              MPI_BYTE, b->win);
         if (rc != MPI_SUCCESS)
-            return mpi_failed(b, "tio_buf_write", rc);
+            return mpi_failed(b, call, rc);
         done += n;
     }
-    /* src may be reused; completion at the target is tio_buf_flush's. */
-    int rc = size ? PMPI_Win_flush_local(rank, b->win) : MPI_SUCCESS;
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : mpi_failed(b, "tio_buf_write", rc);
+    int rc = !size ? MPI_SUCCESS
+             : get ? PMPI_Win_flush(rank, b->win)
+                   : PMPI_Win_flush_local(rank, b->win);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : mpi_failed(b, call, rc);
+}
+
+int tio_buf_write(tio_buf_t b, const void *src, MPI_Aint size, MPI_Aint offset, int rank)
+{
+    /* The transfer only reads src: the cast serves the one path for both directions. */
+    return transfer(b, "tio_buf_write", 0, (void *)(uintptr_t)src, size, offset, rank);
 }
 
 int tio_buf_read(tio_buf_t b, void *dst, MPI_Aint size, MPI_Aint offset, int rank)
 {
-    struct tio_err err = {0};
-    if (check(b, "tio_buf_read", dst, size, offset, rank, &err))
-        return tio_buf_fail(b, &err);
-    for (MPI_Aint done = 0; done < size;) {
-        int n = (int)(size - done < PIECE ? size - done : PIECE);
-        int rc = PMPI_Get((char *)dst + done, n, MPI_BYTE, rank,
-                          tio_xlate_disp(b->win, rank, offset + done), n, MPI_BYTE, b->win);
-        if (rc != MPI_SUCCESS)
-            return mpi_failed(b, "tio_buf_read", rc);
-        done += n;
-    }
-    int rc = size ? PMPI_Win_flush(rank, b->win) : MPI_SUCCESS;
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : mpi_failed(b, "tio_buf_read", rc);
+    return transfer(b, "tio_buf_read", 1, dst, size, offset, rank);
 }
 
 int tio_buf_flush(tio_buf_t b)

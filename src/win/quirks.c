@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "win/rma.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int misplaces;
@@ -22,7 +23,7 @@ static void probe(void)
         return;
     char one = 1;
     PMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
-    PMPI_Put(&one, 1, MPI_CHAR, 0, 32, 1, MPI_CHAR, win);
+    tio_rma_put(&one, 1, MPI_CHAR, 0, 32, 1, MPI_CHAR, win);
     PMPI_Win_unlock(0, win);
     PMPI_Win_free(&win);
     misplaces = base[32] != 1;
