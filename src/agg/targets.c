@@ -12,6 +12,7 @@
 #include "agg/handle.h"
 #include "tierio/net.h"
 #include "util/agree.h"
+#include "util/fileio.h"
 
 /* The aggregation groups (see handle.h): everybody for the target file; the nodes of one
  * data file for subfiles (subfiling nodes each) and node-local storage (one node each). */
@@ -178,25 +179,13 @@ int tio_agg_group_files(struct tio_agg *a, struct tio_err *err)
     return TIO_OK;
 }
 
-/* Write the manifest: a new file renamed over the old, so that it is never seen half
- * written. */
+/* Write the manifest: durably replaced (util/fileio.h), so that it is never seen half
+ * written and the new one survives a crash once this returns. */
 void tio_agg_save_manifest(struct tio_agg *a, struct tio_err *err)
 {
-    char *text = NULL, tmp[PATH_MAX + 32];
+    char *text = NULL;
     size_t len = 0;
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", a->path, (long)getpid());
-    if (!tio_agg_manifest_format(&a->manifest, &text, &len, err)) {
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0)
-            tio_err_errno(err, errno, "writing the manifest \"%s\"", tmp);
-        else if (!tio_agg_pwrite_all(fd, text, (int64_t)len, 0, tmp, err) && fdatasync(fd) < 0)
-            tio_err_errno(err, errno, "fdatasync of \"%s\"", tmp);
-        if (fd >= 0)
-            close(fd);
-        if (err->cls == TIO_OK && rename(tmp, a->path) < 0)
-            tio_err_errno(err, errno, "renaming \"%s\" to \"%s\"", tmp, a->path);
-        if (err->cls != TIO_OK)
-            unlink(tmp);
-    }
+    if (!tio_agg_manifest_format(&a->manifest, &text, &len, err))
+        tio_replace_file(a->path, text, len, 0666, err);
     free(text);
 }

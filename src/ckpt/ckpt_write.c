@@ -183,7 +183,7 @@ int tio_ckpt_write(tio_ckpt_t ck, const char *file, const void *buf, size_t len)
     for (size_t done = 0; done < len && err.cls == TIO_OK;) {
         size_t k = len - done < (4u << 20) ? len - done : 4u << 20;
         crc = tio_crc32c(crc, b + done, k);
-        if (tio_ckpt_write_all(fd, b + done, k) < 0)
+        if (tio_write_full(fd, b + done, k) < 0)
             tio_err_errno(&err, errno, "tio_ckpt_write: cannot write \"%s\"", p);
         done += k;
     }
@@ -231,7 +231,7 @@ static int sum_files(struct tio_ckpt *ck, char **lines, int *len, struct tio_err
         n += (size_t)(w > 0 ? w : 0);
     }
     *len = (int)n;
-    return tio_ckpt_fsync_dir(ck->vdir, err);
+    return tio_fsync_dir(ck->vdir, err);
 }
 
 /* What rank 0 sends back after gathering: the manifest, or the error of the lowest
@@ -359,7 +359,7 @@ static int send_partner_copies(struct tio_ckpt *ck, const struct tio_manifest *m
     }
     tio_partner_exchange(ck, 1, st, nstreams - 1, st + 1, err);
     if (ck->nsenders > 0 && err->cls == TIO_OK)
-        tio_ckpt_fsync_dir(pdir, err);
+        tio_fsync_dir(pdir, err);
     free(st);
     free(fp);
     free(paths);

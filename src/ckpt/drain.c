@@ -108,7 +108,7 @@ static void *drain_main(void *arg)
             d->bytes += d->fsize[i];
         }
         if (d->err.cls == TIO_OK)
-            tio_ckpt_fsync_dir(d->gvdir, &d->err);
+            tio_fsync_dir(d->gvdir, &d->err);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     d->copy_seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

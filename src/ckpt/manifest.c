@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ckpt/crc32c.h"
+#include "util/fileio.h"
 
 #define MAGIC "tierio-checkpoint 1\n"
 #define MAX_MANIFEST (256u << 20) /* refuse to read anything larger */
@@ -223,28 +224,11 @@ const struct tio_manifest_file *tio_manifest_find(const struct tio_manifest *m, 
 
 int tio_manifest_write(const char *vdir, const char *text, size_t len, struct tio_err *err)
 {
-    char tmp[PATH_MAX], dst[PATH_MAX];
-    int n1 = snprintf(tmp, sizeof tmp, "%s/.manifest.%ld.tmp", vdir, (long)getpid());
-    int n2 = snprintf(dst, sizeof dst, "%s/" TIO_CKPT_MANIFEST, vdir);
-    if (n1 < 0 || (size_t)n1 >= sizeof tmp || n2 < 0 || (size_t)n2 >= sizeof dst)
+    char dst[PATH_MAX];
+    int n = snprintf(dst, sizeof dst, "%s/" TIO_CKPT_MANIFEST, vdir);
+    if (n < 0 || (size_t)n >= sizeof dst - 64) /* room for the temporary's suffix */
         return tio_err_set(err, TIO_E_ARG, "manifest path in \"%.200s\" is too long", vdir);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return tio_err_errno(err, errno, "cannot create \"%s\"", tmp);
-    int rc = TIO_OK;
-    if (tio_ckpt_write_all(fd, text, len) < 0)
-        rc = tio_err_errno(err, errno, "cannot write \"%s\"", tmp);
-    else if (fsync(fd) < 0)
-        rc = tio_err_errno(err, errno, "fsync of \"%s\" failed", tmp);
-    if (close(fd) < 0 && !rc)
-        rc = tio_err_errno(err, errno, "closing \"%s\" failed", tmp);
-    if (!rc && rename(tmp, dst) < 0)
-        rc = tio_err_errno(err, errno, "cannot rename \"%s\" to \"%s\"", tmp, dst);
-    if (rc) {
-        unlink(tmp);
-        return rc;
-    }
-    return tio_ckpt_fsync_dir(vdir, err);
+    return tio_replace_file(dst, text, len, 0644, err);
 }
 
 int tio_manifest_read(const char *vdir, char **text, size_t *len, struct tio_err *err)

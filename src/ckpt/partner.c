@@ -218,7 +218,7 @@ int tio_partner_exchange(struct tio_ckpt *ck, int nsend, const struct tio_stream
                 continue;
             if (i >= nsend) {
                 q->crc = tio_crc32c(q->crc, q->buf, (size_t)q->piece);
-                if (q->fd >= 0 && tio_ckpt_pwrite_all(q->fd, q->buf, (size_t)q->piece, q->off) < 0) {
+                if (q->fd >= 0 && tio_pwrite_full(q->fd, q->buf, (size_t)q->piece, q->off) < 0) {
                     tio_err_errno(err, errno, "cannot write \"%s\"", q->s->paths[q->file]);
                     close(q->fd);
                     q->fd = -1;

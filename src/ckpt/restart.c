@@ -110,7 +110,7 @@ static int rebuild(struct tio_ckpt *ck, const struct tio_manifest *m, const char
     }
     tio_partner_exchange(ck, nsend, st, nrecv, st + nsend, err);
     if (nrecv && err->cls == TIO_OK)
-        tio_ckpt_fsync_dir(lvdir, err);
+        tio_fsync_dir(lvdir, err);
     free(st);
     free(fp);
     free(paths);

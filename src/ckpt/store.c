@@ -63,19 +63,6 @@ int tio_ckpt_file_path(char *out, size_t len, const char *vdir, int partner, int
     return fits(n, len) ? 0 : -1;
 }
 
-int tio_ckpt_fsync_dir(const char *path, struct tio_err *err)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return tio_err_errno(err, errno, "cannot open directory \"%s\" to sync it", path);
-    int rc = TIO_OK;
-    /* EINVAL: the file system has nothing to sync for directories (e.g. some FUSE ones). */
-    if (fsync(fd) < 0 && errno != EINVAL)
-        rc = tio_err_errno(err, errno, "fsync of directory \"%s\" failed", path);
-    close(fd);
-    return rc;
-}
-
 int tio_ckpt_mkdirs(const char *path, struct tio_err *err)
 {
     char p[PATH_MAX];
@@ -91,10 +78,10 @@ int tio_ckpt_mkdirs(const char *path, struct tio_err *err)
             char *slash = strrchr(p, '/');
             int rc;
             if (slash == p) {
-                rc = tio_ckpt_fsync_dir("/", err);
+                rc = tio_fsync_dir("/", err);
             } else {
                 *slash = 0;
-                rc = tio_ckpt_fsync_dir(p, err);
+                rc = tio_fsync_dir(p, err);
                 *slash = '/';
             }
             if (rc)
@@ -218,7 +205,7 @@ int tio_ckpt_remove_version(const char *setdir, long long version, struct tio_er
     /* The manifest first, durably: from here on the version is incomplete, whatever
      * happens to the rest of the removal. */
     if (unlink(man) == 0) {
-        int rc = tio_ckpt_fsync_dir(vdir, err);
+        int rc = tio_fsync_dir(vdir, err);
         if (rc)
             return rc;
     } else if (errno != ENOENT) {
@@ -228,7 +215,7 @@ int tio_ckpt_remove_version(const char *setdir, long long version, struct tio_er
     if (rc != 0 && !(rc < 0 && errno == ENOENT))
         return tio_err_errno(err, rc > 0 ? rc : errno, "cannot remove checkpoint directory \"%s\"",
                              vdir);
-    return tio_ckpt_fsync_dir(setdir, err);
+    return tio_fsync_dir(setdir, err);
 }
 
 int tio_ckpt_remove_from(const char *setdir, long long from, struct tio_err *err)
@@ -274,37 +261,6 @@ int tio_ckpt_prune(const char *setdir, int keep, long long protect, struct tio_e
     return rc;
 }
 
-/* Both writers in one loop: at = NULL writes at the file's offset (write), else at *at
- * (pwrite), which moves on with the data. A write of 0 bytes means a full file system. */
-static int write_all(int fd, const char *p, size_t len, uint64_t *at)
-{
-    while (len) {
-        ssize_t w = at ? pwrite(fd, p, len, (off_t)*at) : write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-        if (at)
-            *at += (uint64_t)w;
-    }
-    return 0;
-}
-
-int tio_ckpt_write_all(int fd, const void *buf, size_t len)
-{
-    return write_all(fd, buf, len, NULL);
-}
-
-int tio_ckpt_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-    return write_all(fd, buf, len, &off);
-}
-
 /* Read fd to its end, summing (and copying to out when out >= 0); *bytes is what was read. */
 static int sum_fd(int fd, const char *path, int out, const char *outpath, uint64_t *bytes,
                   uint32_t *crc, struct tio_err *err)
@@ -327,7 +283,7 @@ static int sum_fd(int fd, const char *path, int out, const char *outpath, uint64
             break;
         c = tio_crc32c(c, buf, (size_t)r);
         n += (uint64_t)r;
-        if (out >= 0 && tio_ckpt_write_all(out, buf, (size_t)r) < 0) {
+        if (out >= 0 && tio_write_full(out, buf, (size_t)r) < 0) {
             rc = tio_err_errno(err, errno, "cannot write \"%s\"", outpath);
             break;
         }

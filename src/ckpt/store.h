@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
+#include "util/fileio.h" /* whole writes, tio_fsync_dir */
 
 #define TIO_CKPT_NAME_MAX 64     /* bytes of a set or file name, without the NUL */
 #define TIO_CKPT_MANIFEST "manifest"
@@ -36,8 +37,6 @@ int tio_ckpt_file_path(char *out, size_t len, const char *vdir, int partner, int
 /* mkdir -p (mode 0755 for what it creates); each directory it creates is made durable in
  * its parent (fsync of the parent). */
 int tio_ckpt_mkdirs(const char *path, struct tio_err *err);
-/* fsync a directory, making the entries created or renamed in it durable. */
-int tio_ckpt_fsync_dir(const char *path, struct tio_err *err);
 
 /* The largest version v < bound in <set dir> whose directory holds a manifest (any
  * content), or -1. A missing set directory is no version. */
@@ -69,12 +68,5 @@ int tio_ckpt_file_matches(const char *path, uint64_t size, uint32_t crc, struct 
  * size bytes with checksum crc, and fsync dst. On any failure dst is removed. */
 int tio_ckpt_copy_file(const char *src, const char *dst, uint64_t size, uint32_t crc,
                        struct tio_err *err);
-
-/* Write all of buf to fd at its current offset (retrying short writes). 0 or -1 (errno;
- * ENOSPC when the file system takes nothing more). */
-int tio_ckpt_write_all(int fd, const void *buf, size_t len);
-
-/* The same at file offset off (pwrite; the file's offset is left alone). */
-int tio_ckpt_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif

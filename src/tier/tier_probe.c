@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/fileio.h"
+
 char tio_probe_file_path[4200];
 
 static double now(void)
@@ -87,31 +89,6 @@ int tio_probe_memory(void *buf, size_t size, struct tio_probe *out, struct tio_e
     return TIO_OK;
 }
 
-static int write_all(int fd, const char *p, size_t n, off_t off)
-{
-    for (size_t done = 0; done < n;) {
-        ssize_t w = pwrite(fd, p + done, n - done, off + (off_t)done);
-        if (w < 0)
-            return -1;
-        done += (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, char *p, size_t n, off_t off)
-{
-    for (size_t done = 0; done < n;) {
-        ssize_t r = pread(fd, p + done, n - done, off + (off_t)done);
-        if (r <= 0) {
-            if (r == 0)
-                errno = EIO;
-            return -1;
-        }
-        done += (size_t)r;
-    }
-    return 0;
-}
-
 int tio_probe_storage(const char *dir, size_t size, struct tio_probe *out, struct tio_err *err)
 {
     const size_t chunk = 4u << 20;
@@ -139,7 +116,7 @@ int tio_probe_storage(const char *dir, size_t size, struct tio_probe *out, struc
     /* Write then make durable: what a flush of a storage window does. */
     double t = now();
     for (size_t off = 0; off < size && !rc; off += chunk)
-        if (write_all(fd, buf, chunk, (off_t)off) < 0)
+        if (tio_pwrite_full(fd, buf, chunk, off) < 0)
             rc = tio_err_errno(err, errno, "storage probe: write to \"%s\"", path);
     if (!rc && fdatasync(fd) < 0)
         rc = tio_err_errno(err, errno, "storage probe: fdatasync \"%s\"", path);
@@ -159,9 +136,11 @@ int tio_probe_storage(const char *dir, size_t size, struct tio_probe *out, struc
         if (rfd < 0)
             rc = tio_err_errno(err, errno, "storage probe: cannot reopen \"%s\"", path);
         t = now();
-        for (size_t off = 0; off < size && !rc; off += chunk)
-            if (read_all(rfd, buf, chunk, (off_t)off) < 0)
-                rc = tio_err_errno(err, errno, "storage probe: read \"%s\"", path);
+        for (size_t off = 0; off < size && !rc; off += chunk) {
+            ssize_t r = tio_pread_full(rfd, buf, chunk, off);
+            if (r != (ssize_t)chunk) /* an early end of the file we wrote: an I/O error */
+                rc = tio_err_errno(err, r < 0 ? errno : EIO, "storage probe: read \"%s\"", path);
+        }
         t = now() - t;
         if (!rc)
             out->read_bw = (double)size / t;
@@ -173,7 +152,7 @@ int tio_probe_storage(const char *dir, size_t size, struct tio_probe *out, struc
     double lat[31];
     for (int i = 0; i < 31 && !rc; i++) {
         t = now();
-        if (write_all(fd, buf, 4096, (off_t)(i % 16) * 4096) < 0 || fdatasync(fd) < 0)
+        if (tio_pwrite_full(fd, buf, 4096, (uint64_t)(i % 16) * 4096) < 0 || fdatasync(fd) < 0)
             rc = tio_err_errno(err, errno, "storage probe: small write to \"%s\"", path);
         lat[i] = now() - t;
     }

@@ -10,6 +10,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "util/fileio.h"
+
 int topo_token_random(uint32_t raw[4], struct tio_err *err)
 {
     size_t got = 0, want = 4 * sizeof *raw;
@@ -52,20 +54,6 @@ static int fail(struct tio_err *err, int errnum, const char *what, const char *d
                        "nbhd_common_dirname: cannot %s: %s (directory \"%s\")", what, reason, dir);
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? errno : EIO;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 enum topo_probe topo_probe_create(const char *dir, const char *path, const char *content,
                                   struct topo_ops *ops, struct tio_err *err)
 {
@@ -81,7 +69,7 @@ enum topo_probe topo_probe_create(const char *dir, const char *path, const char 
     }
     /* The content must be readable by other nodes once we report success: written and
      * closed first (close-to-open consistency of network file systems). */
-    int e = content ? write_all(fd, content, strlen(content)) : 0;
+    int e = content && tio_write_full(fd, content, strlen(content)) < 0 ? errno : 0;
     if (close(fd) < 0 && !e)
         e = errno;
     if (e) {

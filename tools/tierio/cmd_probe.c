@@ -18,6 +18,7 @@
 #include "tier/tier_hwloc.h"
 #include "tier/tier_probe.h"
 #include "tier/tier_site.h"
+#include "util/fileio.h"
 
 static void usage(FILE *f)
 {
@@ -287,18 +288,23 @@ static int write_site(const struct tio_site *s, const char *out, int nprocs)
              host, nprocs, nprocs > 1 ? "es" : "", when);
     if (!strcmp(out, "-"))
         return tio_site_write(stdout, s, comment) == 0 ? 0 : -1;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    /* Rendered in memory, then durably replaced through a temporary of an unpredictable
+     * name created without following links (a link planted at a guessable name would
+     * otherwise have its target overwritten). */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     if (!f)
         return -1;
     int rc = tio_site_write(f, s, comment);
     if (fclose(f) != 0)
         rc = -1;
-    if (rc == 0 && rename(tmp, out) < 0)
+    struct tio_err err = {0};
+    if (rc == 0 && tio_replace_file(out, text, len, 0644, &err) != TIO_OK) {
+        fprintf(stderr, "tierio probe: %s\n", err.msg);
         rc = -1;
-    if (rc)
-        unlink(tmp);
+    }
+    free(text);
     return rc;
 }
 
