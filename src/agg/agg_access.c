@@ -532,27 +532,23 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
         tio_err_set(&err, TIO_E_ARG, "tio_agg_get_info: %s is NULL", !a ? "agg" : "info_used");
         return tio_agg_raise(a, &err);
     }
-    MPI_Info info;
+    PMPI_Info_create(info_used);
+    tio_agg_info_fill(a, *info_used);
+    return MPI_SUCCESS;
+}
+
+void tio_agg_info_fill(const struct tio_agg *a, MPI_Info info)
+{
     char v[64];
-    PMPI_Info_create(&info);
-    PMPI_Info_set(info, TIO_AGG_HINT_STRATEGY, a->strategy->name);
-    snprintf(v, sizeof v, "%d", a->placed ? a->place.ndomains : a->strategy->domains(a));
-    PMPI_Info_set(info, TIO_AGG_HINT_AGGREGATORS, v);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)a->set.buffer_size);
-    PMPI_Info_set(info, TIO_AGG_HINT_BUFFER_SIZE, v);
-    snprintf(v, sizeof v, "%d", a->set.buffer_count);
-    PMPI_Info_set(info, TIO_AGG_HINT_BUFFER_COUNT, v);
-    PMPI_Info_set(info, TIO_AGG_HINT_TIER, a->set.tier[0] ? a->set.tier : "dram");
-    PMPI_Info_set(info, TIO_AGG_HINT_PERSISTENCE, tio_persistence_name(a->set.persistence));
-    PMPI_Info_set(info, TIO_AGG_HINT_TARGET, tio_agg_target_name(a->set.target));
-    if (a->set.target == TIO_AGG_TARGET_SUBFILES) {
-        snprintf(v, sizeof v, "%d", a->set.subfiling);
-        PMPI_Info_set(info, TIO_AGG_HINT_SUBFILING, v);
-    }
+    /* The settings in effect, from the key table: what the strategy and the file system
+     * decided where the user left it to them. */
+    struct tio_agg_settings shown = a->set;
+    snprintf(shown.strategy, sizeof shown.strategy, "%s", a->strategy->name);
+    shown.aggregators = a->placed ? a->place.ndomains : a->strategy->domains(a);
+    shown.align = (uint64_t)a->align;
+    tio_agg_settings_report(&shown, info);
     if (a->set.target == TIO_AGG_TARGET_NODE_LOCAL)
         PMPI_Info_set(info, "tierio_agg_node_local_dir", a->data_dir);
-    snprintf(v, sizeof v, "%lld", (long long)a->align);
-    PMPI_Info_set(info, TIO_AGG_HINT_ALIGN, v);
     if (a->placed) {
         set_list(info, "tierio_agg_aggregator_ranks", a, 1);
         set_list(info, "tierio_agg_aggregator_tiers", a, 0);
@@ -563,11 +559,8 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
     PMPI_Info_set(info, "tierio_agg_passed_calls", v);
     snprintf(v, sizeof v, "%ld", a->independent);
     PMPI_Info_set(info, "tierio_agg_independent_reads", v);
-    PMPI_Info_set(info, TIO_AGG_HINT_READ, a->set.read_aggregate ? "aggregate" : "auto");
     snprintf(v, sizeof v, "%ld", a->independent_writes);
     PMPI_Info_set(info, "tierio_agg_independent_writes", v);
-    PMPI_Info_set(info, TIO_AGG_HINT_WRITE, a->set.route_write_auto ? "auto" : "aggregate");
-    PMPI_Info_set(info, TIO_AGG_HINT_DOMAINS, a->set.balanced ? "balanced" : "local");
     if (a->naccess > 0) { /* the last declared access: how its domains were cut, and how
                              many of its rounds move bytes between nodes */
         const struct tio_agg_access *x = &a->access[a->naccess - 1];
@@ -583,6 +576,4 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
                       x->checking ? "node (checked at the second call after)" : "all");
     }
     PMPI_Info_set(info, "tierio_agg_sync_scope", tio_agg_node_level(a) ? "node" : "all");
-    *info_used = info;
-    return MPI_SUCCESS;
 }

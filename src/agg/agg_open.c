@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agg/handle.h"
+#include "tier/tier_env.h"
 #include "agg/mpierr.h"
 #include "tierio/net.h"
 #include "util/error_mpi.h"
@@ -22,6 +23,15 @@
 int tio_agg_raise(struct tio_agg *a, const struct tio_err *err)
 {
     return tio_err_raise_comm(a ? a->comm : MPI_COMM_SELF, err);
+}
+
+/* A site file is named (TIERIO_SITE), or its variable is wrong: either way the tiers
+ * handle must be opened, to use it or to say what is wrong with it. */
+static int site_given(void)
+{
+    struct tio_tier_env e;
+    struct tio_err ignore = {0};
+    return tio_tier_env(&e, &ignore) != TIO_OK || e.site[0];
 }
 
 static int check_amode(int amode, int *oflags, struct tio_err *err)
@@ -247,8 +257,9 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
     return TIO_OK;
 }
 
-static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info,
-                       struct tio_agg **out, int *created, struct tio_err *err)
+static int open_handle(MPI_Comm comm, const char *path, int amode,
+                       const struct tio_agg_settings *set, struct tio_agg **out, int *created,
+                       struct tio_err *err)
 {
     struct tio_agg *a = calloc(1, sizeof *a);
     if (!a)
@@ -273,12 +284,13 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
         snprintf(a->path, sizeof a->path, "%s", path);
     if (err->cls == TIO_OK)
         check_amode(amode, &a->oflags, err);
-    if (err->cls == TIO_OK && tio_agg_settings_from(&a->set, info, err) == TIO_OK) {
+    if (err->cls == TIO_OK) {
+        a->set = *set;
         a->strategy = tio_agg_strategy_find(a->set.strategy);
         if (!a->strategy)
-            tio_err_set(err, TIO_E_INFO_VALUE, "%s (or TIERIO_AGG_STRATEGY) = \"%s\": no "
-                        "such strategy (there are %s)", TIO_AGG_HINT_STRATEGY,
-                        a->set.strategy, tio_agg_strategy_names());
+            tio_err_set(err, TIO_E_INFO_VALUE, "hint %s=\"%s\" is invalid: no such strategy "
+                        "(there are %s; also environment variable TIERIO_AGG_STRATEGY)",
+                        TIO_AGG_HINT_STRATEGY, a->set.strategy, tio_agg_strategy_names());
     }
     /* Every process must ask for the same thing. */
     struct tio_agg_settings root = a->set;
@@ -293,7 +305,7 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
                          (strcmp(a->strategy->name, "default") != 0 ||
                           (a->set.tier[0] && strcmp(a->set.tier, "dram") != 0) ||
                           a->set.target == TIO_AGG_TARGET_NODE_LOCAL ||
-                          (getenv("TIERIO_SITE") && *getenv("TIERIO_SITE")))};
+                          site_given())};
     if (tio_agree(a->icomm, err, need_tiers, 1))
         return err->cls;
     if (need_tiers[0]) {
@@ -353,13 +365,14 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
     return TIO_OK;
 }
 
-int tio_agg_open_err(MPI_Comm comm, const char *path, int amode, MPI_Info info,
-                     struct tio_agg **out, struct tio_err *err)
+int tio_agg_open_err(MPI_Comm comm, const char *path, int amode,
+                     const struct tio_agg_settings *set, struct tio_agg **out,
+                     struct tio_err *err)
 {
     struct tio_agg *a = NULL;
     int created = 0;
     *out = NULL;
-    if (open_handle(comm, path, amode, info, &a, &created, err) == TIO_OK) {
+    if (open_handle(comm, path, amode, set, &a, &created, err) == TIO_OK) {
         *out = a;
         return TIO_OK;
     }
@@ -379,7 +392,10 @@ int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_
                                                             : "comm is MPI_COMM_NULL");
         return tio_err_raise_comm(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, &err);
     }
-    if (tio_agg_open_err(comm, path, amode, info, agg, &err))
+    /* The info is read once, here; a bad setting is agreed on in the open. */
+    struct tio_agg_settings set;
+    tio_agg_settings_from(&set, info, &err);
+    if (tio_agg_open_err(comm, path, amode, &set, agg, &err))
         return tio_err_raise_comm(comm, &err);
     return MPI_SUCCESS;
 }

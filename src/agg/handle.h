@@ -153,9 +153,14 @@ int tio_agg_group_files(struct tio_agg *a, struct tio_err *err);
 void tio_agg_save_manifest(struct tio_agg *a, struct tio_err *err);
 
 /* tio_agg_open / tio_agg_close without raising: the error (agreed) in err. */
-int tio_agg_open_err(MPI_Comm comm, const char *path, int amode, MPI_Info info,
-                     struct tio_agg **out, struct tio_err *err);
+int tio_agg_open_err(MPI_Comm comm, const char *path, int amode,
+                     const struct tio_agg_settings *set, struct tio_agg **out,
+                     struct tio_err *err);
 int tio_agg_close_err(struct tio_agg *a, struct tio_err *err);
+
+/* Set in info the settings in effect (the key table) and the handle's statistics: the
+ * answer of tio_agg_get_info and tierio's part of MPI_File_get_info's. */
+void tio_agg_info_fill(const struct tio_agg *a, MPI_Info info);
 
 /* Raise err through the handle's communicator (MPI_COMM_SELF without a handle). */
 int tio_agg_raise(struct tio_agg *a, const struct tio_err *err);

@@ -107,17 +107,18 @@ int tio_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                  filename);
         return MPI_SUCCESS;
     }
-    struct tio_agg_settings set;
+    struct tio_agg_settings set; /* the info is read once, here, for the whole open */
+    tio_agg_settings_default(&set);
     if (err.cls == TIO_OK && tio_agg_settings_from(&set, info, &err) == TIO_OK &&
         set.target != TIO_AGG_TARGET_FILE)
-        tio_err_set(&err, TIO_E_INFO_VALUE, "%s = %s: MPI_File_open routes to the one file "
-                    "it opens; subfiles and node-local targets are for tio_agg_open",
-                    TIO_AGG_HINT_TARGET, tio_agg_target_name(set.target));
+        tio_err_set(&err, TIO_E_INFO_VALUE, "hint %s=\"%s\" is invalid: MPI_File_open routes "
+                    "to the one file it opens; subfiles and node-local targets are for "
+                    "tio_agg_open", TIO_AGG_HINT_TARGET, tio_agg_target_name(set.target));
     struct tio_agg *a = NULL;
     if (tio_agree(comm, &err, NULL, 0) == TIO_OK) {
         /* The file exists now (MPI made it): the engine opens it as it is. */
         int access = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
-        tio_agg_open_err(comm, filename, access, info, &a, &err);
+        tio_agg_open_err(comm, filename, access, &set, &a, &err);
     }
     if (err.cls == TIO_OK &&
         (!(a->route_asks = malloc(sizeof(struct ask) * (size_t)size)) ||
@@ -169,21 +170,10 @@ int tio_file_get_info(MPI_File fh, MPI_Info *info_used)
     struct tio_agg *a = find(fh);
     if (rc != MPI_SUCCESS || !a)
         return rc;
-    MPI_Info ours;
-    if (tio_agg_get_info(a, &ours) != MPI_SUCCESS)
-        return rc;
-    int n = 0;
-    PMPI_Info_get_nkeys(ours, &n);
-    for (int i = 0; i < n; i++) {
-        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
-        int flag = 0;
-        PMPI_Info_get_nthkey(ours, i, key);
-        PMPI_Info_get(ours, key, MPI_MAX_INFO_VAL, val, &flag);
-        if (flag)
-            PMPI_Info_set(*info_used, key, val);
-    }
+    /* MPI's answer, and tierio's keys over it: the settings in effect from the key table
+     * and the handle's statistics. */
+    tio_agg_info_fill(a, *info_used);
     PMPI_Info_set(*info_used, TIO_AGG_HINT_ENABLE, "enable");
-    PMPI_Info_free(&ours);
     return rc;
 }
 

@@ -1,4 +1,7 @@
-/* Parsing the aggregation settings: info key, else environment variable, else default. */
+/* The aggregation settings as a key table (util/settings.h): each key's spelling,
+ * environment variable, MPI-IO fallback, values and default once, here; parsing, the
+ * settings half of tio_agg_get_info / MPI_File_get_info and the reference
+ * (docs/settings.md) come from it. */
 #include "agg/settings.h"
 
 #include <ctype.h>
@@ -6,21 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "tier/tier_site.h"
 #include "tierio/agg.h"
+#include "util/settings_mpi.h"
 
-#define VAL_MAX 256
-
-void tio_agg_settings_default(struct tio_agg_settings *s)
-{
-    memset(s, 0, sizeof *s);
-    snprintf(s->strategy, sizeof s->strategy, "default");
-    s->buffer_size = TIO_AGG_DEFAULT_BUFFER_SIZE;
-    s->buffer_count = 2;
-    s->persistence = TIO_PERSIST_NONE;
-    s->target = TIO_AGG_TARGET_FILE;
-    s->subfiling = 1;
-}
+#define S(s) ((struct tio_agg_settings *)(s))
 
 const char *tio_agg_target_name(enum tio_agg_target t)
 {
@@ -32,168 +24,190 @@ const char *tio_agg_target_name(enum tio_agg_target t)
     return "?";
 }
 
-/* Where a value came from, for messages: the info key or the environment variable. */
-struct src {
-    char what[96];
-};
-
-/* The environment variable of an info key: tierio_agg_x -> TIERIO_AGG_X. */
-static void env_name(const char *key, char *out, size_t len)
+/* A strategy or tier name: letters, digits, '-', '_', '.'; strategies are lower case. */
+static int name_value(const struct tio_key *k, const char *val, void *s, const char **why,
+                      char *buf, size_t len)
 {
-    size_t i = 0;
-    for (; key[i] && i + 1 < len; i++)
-        out[i] = (char)toupper((unsigned char)key[i]);
-    out[i] = 0;
-}
-
-/* Look key up in info, then in the environment, then (alias, info only) under alias.
- * Returns 1 with val and where it came from, or 0. */
-static int lookup(const char *key, const char *alias, tio_hint_get_fn info, void *ictx,
-                  tio_hint_get_fn env, void *ectx, char *val, struct src *src)
-{
-    char var[64];
-    if (info && info(ictx, key, val, VAL_MAX)) {
-        snprintf(src->what, sizeof src->what, "hint %s", key);
-        return 1;
-    }
-    env_name(key, var, sizeof var);
-    if (env && env(ectx, var, val, VAL_MAX)) {
-        snprintf(src->what, sizeof src->what, "environment variable %s", var);
-        return 1;
-    }
-    if (alias && info && info(ictx, alias, val, VAL_MAX)) {
-        snprintf(src->what, sizeof src->what, "hint %s", alias);
-        return 1;
-    }
+    (void)buf, (void)len;
+    size_t n = strlen(val);
+    int ok = n > 0 && n < k->size;
+    for (const char *c = val; *c && ok; c++)
+        ok = isalnum((unsigned char)*c) || *c == '-' || *c == '_' || *c == '.';
+    if (!ok)
+        return *why = k->off == offsetof(struct tio_agg_settings, strategy)
+                          ? "expected a strategy name (default, tapioca)"
+                          : "expected a tier name",
+               -1;
+    char *dst = (char *)s + k->off;
+    for (size_t i = 0; i <= n; i++)
+        dst[i] = k->off == offsetof(struct tio_agg_settings, strategy)
+                     ? (char)tolower((unsigned char)val[i])
+                     : val[i];
     return 0;
 }
 
-static int bad(struct tio_err *err, const struct src *src, const char *val, const char *why)
+static int tier_format(const struct tio_key *k, const void *s, char *out, size_t len)
 {
-    return tio_err_set(err, TIO_E_INFO_VALUE, "%s = \"%.64s\": %s", src->what, val, why);
-}
-
-/* 1 when val is `yes`, 0 when it is `no` (either case), -1 otherwise. */
-static int pick(const char *val, const char *yes, const char *no)
-{
-    return !strcasecmp(val, yes) ? 1 : !strcasecmp(val, no) ? 0 : -1;
-}
-
-/* dst (TIO_AGG_NAME_MAX or TIO_TIER_NAME_MAX bytes) = src, which name_value checked. */
-static void copy_name(char *dst, size_t len, const char *src)
-{
-    size_t n = strnlen(src, len - 1);
-    memcpy(dst, src, n);
-    dst[n] = 0;
-}
-
-static int name_value(const char *val)
-{
-    size_t n = strlen(val);
-    if (n == 0 || n >= TIO_TIER_NAME_MAX)
-        return 0;
-    for (const char *c = val; *c; c++)
-        if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_' && *c != '.')
-            return 0;
+    (void)k;
+    const char *t = ((const struct tio_agg_settings *)s)->tier;
+    snprintf(out, len, "%s", t[0] ? t : "dram");
     return 1;
 }
 
-int tio_agg_settings_parse(struct tio_agg_settings *s, tio_hint_get_fn info, void *ictx,
-                           tio_hint_get_fn env, void *ectx, struct tio_err *err)
+static int subfiles(const void *s) { return S(s)->target == TIO_AGG_TARGET_SUBFILES; }
+static int node_local(const void *s)
 {
-    char val[VAL_MAX];
-    struct src src;
-    uint64_t v;
-    tio_agg_settings_default(s);
+    return S(s)->target == TIO_AGG_TARGET_NODE_LOCAL && S(s)->target_tier[0];
+}
+static int never(const void *s) { return (void)s, 0; }
+static int aligned(const void *s) { return S(s)->align != 0; } /* 0: not known yet */
 
-#define FIND(key, alias) lookup(key, alias, info, ictx, env, ectx, val, &src)
-    if (FIND(TIO_AGG_HINT_STRATEGY, NULL)) {
-        if (!name_value(val))
-            return bad(err, &src, val, "expected a strategy name (default, tapioca)");
-        for (char *c = val; *c; c++)
-            *c = (char)tolower((unsigned char)*c);
-        copy_name(s->strategy, sizeof s->strategy, val);
-    }
-    if (FIND(TIO_AGG_HINT_AGGREGATORS, "cb_nodes")) {
-        if (tio_parse_u64(val, &v) || v > 1u << 20)
-            return bad(err, &src, val, "expected a number of aggregators (0 = one per node)");
-        s->aggregators = (int)v;
-    }
-    if (FIND(TIO_AGG_HINT_BUFFER_SIZE, "cb_buffer_size")) {
-        if (tio_parse_size(val, &v) || v == 0 || v > TIO_AGG_MAX_BUFFER_SIZE)
-            return bad(err, &src, val, "expected a buffer size of 1 byte to 1 GiB (a number "
-                       "of bytes, or with K, M, G)");
-        s->buffer_size = v;
-    }
-    if (FIND(TIO_AGG_HINT_BUFFER_COUNT, NULL)) {
-        if (tio_parse_u64(val, &v) || v < 2 || v > TIO_AGG_MAX_BUFFER_COUNT)
-            return bad(err, &src, val, "expected 2 to 64 buffers per aggregator (two at "
-                       "least: one is filled while the other is written)");
-        s->buffer_count = (int)v;
-    }
-    if (FIND(TIO_AGG_HINT_TIER, NULL)) {
-        if (!name_value(val))
-            return bad(err, &src, val, "expected a tier name or auto");
-        copy_name(s->tier, sizeof s->tier, val);
-    }
-    if (FIND(TIO_AGG_HINT_PERSISTENCE, NULL)) {
-        int p = tio_persistence_parse(val);
-        if (p < 0)
-            return bad(err, &src, val, "expected none, job or permanent");
-        s->persistence = (enum tio_persistence)p;
-    }
-    if (FIND(TIO_AGG_HINT_TARGET, NULL)) {
-        if (!strcasecmp(val, "file"))
-            s->target = TIO_AGG_TARGET_FILE;
-        else if (!strcasecmp(val, "subfiles"))
-            s->target = TIO_AGG_TARGET_SUBFILES;
-        else if (!strcasecmp(val, "node-local") || !strcasecmp(val, "node_local"))
-            s->target = TIO_AGG_TARGET_NODE_LOCAL;
-        else
-            return bad(err, &src, val, "expected file, subfiles or node-local");
-    }
-    if (FIND(TIO_AGG_HINT_SUBFILING, NULL)) {
-        if (tio_parse_u64(val, &v) || v == 0 || v > 1u << 20)
-            return bad(err, &src, val, "expected a positive number of nodes per subfile");
-        s->subfiling = (int)v;
-        if (s->target != TIO_AGG_TARGET_SUBFILES)
-            return tio_err_set(err, TIO_E_INFO_KEY, "%s is given but the target is %s: "
-                               "set %s = subfiles", src.what, tio_agg_target_name(s->target),
-                               TIO_AGG_HINT_TARGET);
-    }
-    if (FIND(TIO_AGG_HINT_TARGET_TIER, NULL)) {
-        if (!name_value(val))
-            return bad(err, &src, val, "expected the name of a node-local tier");
-        if (s->target != TIO_AGG_TARGET_NODE_LOCAL)
-            return tio_err_set(err, TIO_E_INFO_KEY, "%s is given but the target is %s: "
-                               "set %s = node-local", src.what,
-                               tio_agg_target_name(s->target), TIO_AGG_HINT_TARGET);
-        copy_name(s->target_tier, sizeof s->target_tier, val);
-    }
-    if (FIND(TIO_AGG_HINT_ALIGN, "striping_unit")) {
-        if (tio_parse_size(val, &v) || v == 0 || v > TIO_AGG_MAX_BUFFER_SIZE)
-            return bad(err, &src, val, "expected an alignment of 1 byte to 1 GiB");
-        s->align = v;
+static const struct tio_key_word enable_words[] = {
+    {"enable", 1}, {"disable", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
+static const struct tio_key_word persistence_words[] = {
+    {"none", TIO_PERSIST_NONE}, {"job", TIO_PERSIST_JOB}, {"permanent", TIO_PERSIST_PERMANENT},
+    {NULL, 0}};
+static const struct tio_key_word target_words[] = {
+    {"file", TIO_AGG_TARGET_FILE}, {"subfiles", TIO_AGG_TARGET_SUBFILES},
+    {"node-local", TIO_AGG_TARGET_NODE_LOCAL}, {"node_local", TIO_AGG_TARGET_NODE_LOCAL},
+    {NULL, 0}};
+static const struct tio_key_word read_words[] = {{"auto", 0}, {"aggregate", 1}, {NULL, 0}};
+static const struct tio_key_word write_words[] = {{"aggregate", 0}, {"auto", 1}, {NULL, 0}};
+static const struct tio_key_word domain_words[] = {{"local", 0}, {"balanced", 1}, {NULL, 0}};
+
+#define F(m) TIO_KEY_FIELD(struct tio_agg_settings, m)
+enum { K_ENABLE, K_STRATEGY, K_AGGREGATORS, K_BUFFER_SIZE, K_BUFFER_COUNT, K_TIER,
+       K_PERSISTENCE, K_TARGET, K_SUBFILING, K_TARGET_TIER, K_ALIGN, K_N_CHECKED };
+static const struct tio_key keys[] = {
+    {.name = TIO_AGG_HINT_ENABLE, .env = "TIERIO_AGG", .type = TIO_KEY_CHOICE, .def = "0",
+     F(enable), .words = enable_words, .nocase = 1, .shown = never,
+     .values = "enable | disable (1 | 0)",
+     .doc = "MPI_File_open: route the file's collective reads and writes through tierio "
+            "(libtierio-pmpi)."},
+    {.name = TIO_AGG_HINT_STRATEGY, .env = "TIERIO_AGG_STRATEGY", .type = TIO_KEY_STRING,
+     .def = "default", F(strategy), .parse = name_value, .values = "default | tapioca",
+     .doc = "how aggregators and their buffer tier are chosen (src/agg/strategy.c)."},
+    {.name = TIO_AGG_HINT_AGGREGATORS, .env = "TIERIO_AGG_AGGREGATORS", .fallback = "cb_nodes",
+     .type = TIO_KEY_UINT, .def = "0", F(aggregators), .lo = 0, .hi = 1u << 20,
+     .expect = "expected a number of aggregators (0 = one per node)",
+     .values = "a count, 0 = one per node",
+     .doc = "aggregators (MPI_File_get_info reports the number chosen)."},
+    {.name = TIO_AGG_HINT_BUFFER_SIZE, .env = "TIERIO_AGG_BUFFER_SIZE", .fallback = "cb_buffer_size",
+     .type = TIO_KEY_SIZE, .def = "16777216", .def_doc = "16 MiB", F(buffer_size), .lo = 1,
+     .hi = TIO_AGG_MAX_BUFFER_SIZE, .values = "1 byte .. 1 GiB",
+     .expect = "expected a buffer size of 1 byte to 1 GiB (a number of bytes, or with K, M, "
+               "G)",
+     .doc = "bytes per aggregation buffer."},
+    {.name = TIO_AGG_HINT_BUFFER_COUNT, .env = "TIERIO_AGG_BUFFER_COUNT", .type = TIO_KEY_UINT,
+     .def = "2", F(buffer_count), .lo = 2, .hi = TIO_AGG_MAX_BUFFER_COUNT, .values = "2 .. 64",
+     .expect = "expected 2 to 64 buffers per aggregator (two at least: one is filled while "
+               "the other is written)",
+     .doc = "buffers per aggregator (two at least: one is filled while another is written)."},
+    {.name = TIO_AGG_HINT_TIER, .env = "TIERIO_AGG_TIER", .type = TIO_KEY_STRING, F(tier),
+     .parse = name_value, .format = tier_format, .def_doc = "dram; auto with tapioca",
+     .values = "a tier name (docs/tier.md), or auto",
+     .doc = "the tier of the aggregation buffers; auto: the cost model's choice."},
+    {.name = TIO_AGG_HINT_PERSISTENCE, .env = "TIERIO_AGG_PERSISTENCE", .type = TIO_KEY_CHOICE,
+     .def = "none", F(persistence), .words = persistence_words, .nocase = 1,
+     .values = "none | job | permanent", .doc = "what the aggregated data needs to survive."},
+    {.name = TIO_AGG_HINT_TARGET, .env = "TIERIO_AGG_TARGET", .type = TIO_KEY_CHOICE, .def = "file",
+     F(target), .words = target_words, .nocase = 1, .values = "file | subfiles | node-local",
+     .doc = "one shared file, a subfile per group of nodes, or node-local files "
+            "(tio_agg_open only)."},
+    {.name = TIO_AGG_HINT_SUBFILING, .env = "TIERIO_AGG_SUBFILING", .type = TIO_KEY_UINT, .def = "1",
+     F(subfiling), .lo = 1, .hi = 1u << 20, .shown = subfiles,
+     .expect = "expected a positive number of nodes per subfile",
+     .values = "nodes per subfile", .doc = "target subfiles: aggregators' nodes per subfile."},
+    {.name = TIO_AGG_HINT_TARGET_TIER, .env = "TIERIO_AGG_TARGET_TIER", .type = TIO_KEY_STRING,
+     F(target_tier), .parse = name_value, .shown = node_local,
+     .def_doc = "the first node-local tier", .values = "a node-local tier name",
+     .doc = "target node-local: the tier the files go to."},
+    {.name = TIO_AGG_HINT_ALIGN, .env = "TIERIO_AGG_ALIGN", .fallback = "striping_unit",
+     .type = TIO_KEY_SIZE, F(align), .lo = 1, .hi = TIO_AGG_MAX_BUFFER_SIZE,
+     .def_doc = "the file system's block size", .values = "1 byte .. 1 GiB",
+     .expect = "expected an alignment of 1 byte to 1 GiB", .shown = aligned,
+     .doc = "domain alignment (MPI_File_get_info reports the one in effect)."},
+    {.name = TIO_AGG_HINT_READ, .env = "TIERIO_AGG_READ", .type = TIO_KEY_CHOICE, .def = "auto",
+     F(read_aggregate), .words = read_words, .nocase = 1, .values = "auto | aggregate",
+     .doc = "auto: reads whose processes' pieces do not interleave are made by every "
+            "process from the shared file itself."},
+    {.name = TIO_AGG_HINT_WRITE, .env = "TIERIO_AGG_WRITE", .type = TIO_KEY_CHOICE,
+     .def = "aggregate", F(route_write_auto), .words = write_words, .nocase = 1,
+     .values = "aggregate | auto",
+     .doc = "MPI-IO route: auto makes non-interleaved collective writes independent."},
+    {.name = TIO_AGG_HINT_DOMAINS, .env = "TIERIO_AGG_DOMAINS", .type = TIO_KEY_CHOICE,
+     .def = "local", F(balanced), .words = domain_words, .nocase = 1,
+     .values = "local | balanced",
+     .doc = "balanced: every domain holds as many bytes; local: domains follow the nodes' "
+            "data (docs/agg.md)."},
+};
+#undef F
+
+const struct tio_key_table tio_agg_keys = {"aggregation", "agg.md", keys,
+                                           sizeof keys / sizeof *keys};
+
+void tio_agg_settings_default(struct tio_agg_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    tio_settings_default(&tio_agg_keys, s);
+}
+
+/* What one key says about another. */
+static int across(struct tio_agg_settings *s, const enum tio_key_from *from,
+                  struct tio_err *err)
+{
+    const char *target = tio_agg_target_name(s->target);
+    if (from[K_SUBFILING] && s->target != TIO_AGG_TARGET_SUBFILES)
+        return tio_err_set(err, TIO_E_INFO_KEY, "%s is given but the target is %s: set %s = "
+                           "subfiles", tio_settings_source_name(&keys[K_SUBFILING],
+                                                                from[K_SUBFILING]),
+                           target, TIO_AGG_HINT_TARGET);
+    if (from[K_TARGET_TIER] && s->target != TIO_AGG_TARGET_NODE_LOCAL)
+        return tio_err_set(err, TIO_E_INFO_KEY, "%s is given but the target is %s: set %s = "
+                           "node-local", tio_settings_source_name(&keys[K_TARGET_TIER],
+                                                                  from[K_TARGET_TIER]),
+                           target, TIO_AGG_HINT_TARGET);
+    if (from[K_ALIGN] && s->align > s->buffer_size) {
         /* striping_unit is the file system's business; only our own key must fit. */
-        if (v > s->buffer_size && strcmp(src.what, "hint striping_unit") != 0)
-            return tio_err_set(err, TIO_E_INFO_VALUE, "%s = %llu is larger than the buffer "
-                               "size %llu: a round could not hold one aligned block",
-                               src.what, (unsigned long long)v,
-                               (unsigned long long)s->buffer_size);
-        if (v > s->buffer_size)
-            s->align = s->buffer_size;
+        if (from[K_ALIGN] != TIO_FROM_FALLBACK) {
+            char val[32];
+            snprintf(val, sizeof val, "%llu", (unsigned long long)s->align);
+            return tio_settings_bad(err, &keys[K_ALIGN], from[K_ALIGN], val,
+                                    "larger than the buffer size %llu: a round could not "
+                                    "hold one aligned block",
+                                    (unsigned long long)s->buffer_size);
+        }
+        s->align = s->buffer_size;
     }
-    /* Two-valued keys: the value that sets the flag first. */
-    if (FIND(TIO_AGG_HINT_READ, NULL) && (s->read_aggregate = pick(val, "aggregate", "auto")) < 0)
-        return bad(err, &src, val, "expected auto (non-interleaved reads are independent "
-                   "reads) or aggregate");
-    if (FIND(TIO_AGG_HINT_WRITE, NULL) &&
-        (s->route_write_auto = pick(val, "auto", "aggregate")) < 0)
-        return bad(err, &src, val, "expected aggregate or auto (non-interleaved writes are "
-                   "independent writes)");
-    if (FIND(TIO_AGG_HINT_DOMAINS, NULL) && (s->balanced = pick(val, "balanced", "local")) < 0)
-        return bad(err, &src, val, "expected local (boundaries follow the data's nodes when "
-                   "that is near) or balanced");
-#undef FIND
     return TIO_OK;
+}
+
+int tio_agg_settings_parse(struct tio_agg_settings *s, tio_key_get_fn info, void *ictx,
+                           tio_key_get_fn env, void *ectx, struct tio_err *err)
+{
+    enum tio_key_from from[sizeof keys / sizeof *keys];
+    memset(s, 0, sizeof *s);
+    int rc = tio_settings_parse(&tio_agg_keys, s, info, ictx, env, ectx, from, err);
+    return rc ? rc : across(s, from, err);
+}
+
+int tio_agg_settings_from(struct tio_agg_settings *s, MPI_Info info, struct tio_err *err)
+{
+    return tio_agg_settings_parse(s, info == MPI_INFO_NULL ? NULL : tio_settings_info_get,
+                                  &info, tio_settings_getenv, NULL, err);
+}
+
+void tio_agg_settings_report(const struct tio_agg_settings *s, MPI_Info info)
+{
+    tio_settings_report(&tio_agg_keys, s, info);
+}
+
+int tio_agg_enabled_by(MPI_Info info, int *enabled, struct tio_err *err)
+{
+    struct tio_agg_settings s;
+    int rc = tio_settings_one(&tio_agg_keys, TIO_AGG_HINT_ENABLE, &s,
+                              info == MPI_INFO_NULL ? NULL : tio_settings_info_get, &info,
+                              tio_settings_getenv, NULL, err);
+    *enabled = rc == TIO_OK && s.enable;
+    return rc;
 }

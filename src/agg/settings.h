@@ -1,6 +1,5 @@
-/* The settings of an aggregation handle (include/tierio/agg.h): info key, else
- * environment variable, else default. Pure C: values come through getters, so the parser
- * is unit-tested without MPI; settings_info.c binds it to MPI_Info and getenv. */
+/* The settings of an aggregation handle (include/tierio/agg.h), declared as a key table
+ * in settings.c (util/settings.h: the one precedence rule, messages and reference). */
 #ifndef TIO_AGG_SETTINGS_H
 #define TIO_AGG_SETTINGS_H
 
@@ -8,7 +7,7 @@
 
 #include "tierio/tier.h"
 #include "util/error.h"
-#include "util/hints.h"
+#include "util/settings.h"
 
 enum tio_agg_target {
     TIO_AGG_TARGET_FILE = 0,   /* one shared file */
@@ -19,6 +18,7 @@ enum tio_agg_target {
 #define TIO_AGG_NAME_MAX 32
 
 struct tio_agg_settings {
+    int enable;                      /* MPI_File_open routes through tierio */
     char strategy[TIO_AGG_NAME_MAX];
     int aggregators;                 /* 0 = one per node */
     uint64_t buffer_size;
@@ -40,11 +40,14 @@ struct tio_agg_settings {
 #define TIO_AGG_MAX_BUFFER_SIZE ((uint64_t)1 << 30)
 #define TIO_AGG_MAX_BUFFER_COUNT 64
 
-/* Parse: `info` is asked first, then `env` (with the variable's name), each returning 1 and
- * filling val when set. Either may be NULL. Unknown strategies are checked by the caller
- * (the strategy table), everything else here. Errors name the key or variable. */
-int tio_agg_settings_parse(struct tio_agg_settings *s, tio_hint_get_fn info, void *info_ctx,
-                           tio_hint_get_fn env, void *env_ctx, struct tio_err *err);
+/* The key table (for the reference and the tests). */
+extern const struct tio_key_table tio_agg_keys;
+
+/* Parse through getters (util/settings.h; either may be NULL). Unknown strategies are
+ * checked by the caller (the strategy table), everything else here. Errors name the key or
+ * variable. */
+int tio_agg_settings_parse(struct tio_agg_settings *s, tio_key_get_fn info, void *info_ctx,
+                           tio_key_get_fn env, void *env_ctx, struct tio_err *err);
 
 void tio_agg_settings_default(struct tio_agg_settings *s);
 
@@ -54,8 +57,11 @@ const char *tio_agg_target_name(enum tio_agg_target t);
 #include <mpi.h>
 int tio_agg_settings_from(struct tio_agg_settings *s, MPI_Info info, struct tio_err *err);
 
-/* tierio_agg=enable|disable in info (-1 when absent; an error for another value), and
- * TIERIO_AGG in the environment (0 or 1; an error for another value). */
+/* tierio_agg in info, else TIERIO_AGG in the environment: whether MPI_File_open routes the
+ * file through tierio (only this key is read; a bad value is an error). */
 int tio_agg_enabled_by(MPI_Info info, int *enabled, struct tio_err *err);
+
+/* Set in info the settings keys of s (the settings half of tio_agg_get_info). */
+void tio_agg_settings_report(const struct tio_agg_settings *s, MPI_Info info);
 
 #endif

@@ -9,7 +9,7 @@
 #include "ckpt/handle.h"
 #include "tierio/topo.h"
 #include "util/error_mpi.h"
-#include "util/hints.h"
+#include "util/settings_mpi.h"
 #include "util/log.h"
 #include "util/agree.h"
 
@@ -20,36 +20,44 @@ int tio_ckpt_raise(struct tio_ckpt *ck, const struct tio_err *err)
     return tio_err_raise_comm(ck->comm, err);
 }
 
-/* Value of key (*flag 0 when absent). A value of len bytes or more is an error. */
-static int get_key(MPI_Info info, const char *key, char *val, int len, int *flag,
-                   struct tio_err *err)
+/* The checkpoint keys (util/settings.h), read once from the info of tio_ckpt_open. */
+static const struct tio_key_word drain_words[] = {
+    {"none", TIO_DRAIN_NONE}, {"async", TIO_DRAIN_ASYNC}, {"sync", TIO_DRAIN_SYNC}, {NULL, 0}};
+
+/* Paths leave room for <name>/v<version>/r<rank>.<file>. */
+static int dir_room(const struct tio_key *k, const char *val, void *s, const char **why,
+                    char *buf, size_t len)
 {
-    int vlen = 0;
-    *flag = 0;
-    MPI_Info_get_valuelen(info, key, &vlen, flag);
-    if (!*flag)
-        return TIO_OK;
-    if (vlen >= len)
-        return tio_err_set(err, TIO_E_INFO_VALUE, "%s: value is longer than %d bytes", key,
-                           len - 1);
-    MPI_Info_get(info, key, len - 1, val, flag);
-    return TIO_OK;
+    (void)s;
+    if (strlen(val) < k->size - 256)
+        return 0;
+    snprintf(buf, len, "longer than %zu bytes", k->size - 257);
+    return *why = buf, -1;
 }
 
-static int parse_int_key(MPI_Info info, const char *key, int lo, int hi, int *out,
-                         struct tio_err *err)
-{
-    char v[64];
-    int flag;
-    if (get_key(info, key, v, sizeof v, &flag, err) || !flag)
-        return err->cls;
-    uint64_t u;
-    if (tio_parse_u64(v, &u) || u < (uint64_t)lo || u > (uint64_t)hi)
-        return tio_err_set(err, TIO_E_INFO_VALUE, "%s=\"%s\": expected an integer in %d..%d",
-                           key, v, lo, hi);
-    *out = (int)u;
-    return TIO_OK;
-}
+#define F(m) TIO_KEY_FIELD(struct tio_ckpt_config, m)
+enum { K_LOCAL, K_GLOBAL, K_PARTNER, K_KEEP, K_DRAIN, K_EVERY };
+static const struct tio_key keys[] = {
+    {.name = TIO_CKPT_LOCAL_DIR, .type = TIO_KEY_STRING, F(local), .parse = dir_room,
+     .def_doc = "none", .values = "a directory",
+     .doc = "node-local directory of the fast level (this or the global one is required)."},
+    {.name = TIO_CKPT_GLOBAL_DIR, .type = TIO_KEY_STRING, F(global), .parse = dir_room,
+     .def_doc = "none", .values = "a directory", .doc = "directory every process sees."},
+    {.name = TIO_CKPT_PARTNER, .type = TIO_KEY_BOOL, .def = "false", F(partner),
+     .values = "true | false", .doc = "copy each process's files to a process of another "
+                                      "node (needs the local directory)."},
+    {.name = TIO_CKPT_KEEP, .type = TIO_KEY_UINT, .def = "2", F(keep), .lo = 1, .hi = 1000000,
+     .values = "1 .. 1000000", .doc = "complete versions kept per level."},
+    {.name = TIO_CKPT_DRAIN, .type = TIO_KEY_CHOICE, F(drain), .words = drain_words,
+     .def_doc = "async with both directories, else none", .values = "async | sync | none",
+     .doc = "copy the local level to the global one in the background, at commit, or not."},
+    {.name = TIO_CKPT_DRAIN_EVERY, .type = TIO_KEY_UINT, .def = "1", F(drain_every), .lo = 1,
+     .hi = 1000000000, .values = "k >= 1", .doc = "drain every k-th commit."},
+};
+#undef F
+
+const struct tio_key_table tio_ckpt_keys = {"checkpointing", "ckpt.md", keys,
+                                            sizeof keys / sizeof *keys};
 
 static int check_dir(const char *key, const char *dir, struct tio_err *err)
 {
@@ -63,60 +71,25 @@ static int check_dir(const char *key, const char *dir, struct tio_err *err)
 
 static int parse_config(MPI_Info info, struct tio_ckpt_config *c, struct tio_err *err)
 {
+    enum tio_key_from from[sizeof keys / sizeof *keys];
     memset(c, 0, sizeof *c);
-    c->keep = 2;
-    c->drain_every = 1;
-    int have_drain = 0, flag;
-    char v[64];
     if (info == MPI_INFO_NULL)
         return tio_err_set(err, TIO_E_INFO_KEY, "info must give " TIO_CKPT_LOCAL_DIR " or "
                            TIO_CKPT_GLOBAL_DIR " (or both)");
     /* A key with our prefix that we do not know is a typo: say so. */
-    int nkeys = 0;
-    MPI_Info_get_nkeys(info, &nkeys);
-    for (int i = 0; i < nkeys; i++) {
-        char key[MPI_MAX_INFO_KEY + 1];
-        MPI_Info_get_nthkey(info, i, key);
-        static const char *const known[] = {TIO_CKPT_LOCAL_DIR, TIO_CKPT_GLOBAL_DIR,
-                                            TIO_CKPT_PARTNER, TIO_CKPT_KEEP, TIO_CKPT_DRAIN,
-                                            TIO_CKPT_DRAIN_EVERY};
-        int ok = strncmp(key, KEY_PREFIX, strlen(KEY_PREFIX)) != 0;
-        for (size_t k = 0; k < sizeof known / sizeof *known && !ok; k++)
-            ok = !strcmp(key, known[k]);
-        if (!ok)
-            return tio_err_set(err, TIO_E_INFO_KEY, "unknown info key \"%s\" (the "
-                               KEY_PREFIX "* keys are in tierio/ckpt.h)", key);
-    }
-    if (get_key(info, TIO_CKPT_LOCAL_DIR, c->local, PATH_MAX - 256, &flag, err) ||
-        get_key(info, TIO_CKPT_GLOBAL_DIR, c->global, PATH_MAX - 256, &flag, err))
+    if (tio_settings_unknown(&tio_ckpt_keys, info, KEY_PREFIX, err) ||
+        tio_settings_from_info(&tio_ckpt_keys, c, info, 0, from, err))
         return err->cls;
     if (!c->local[0] && !c->global[0])
         return tio_err_set(err, TIO_E_INFO_KEY, "info must give " TIO_CKPT_LOCAL_DIR " or "
                            TIO_CKPT_GLOBAL_DIR " (or both)");
-    if (get_key(info, TIO_CKPT_PARTNER, v, sizeof v, &flag, err))
-        return err->cls;
-    if (flag && tio_parse_bool(v, &c->partner))
-        return tio_err_set(err, TIO_E_INFO_VALUE, TIO_CKPT_PARTNER "=\"%s\": expected true "
-                           "or false", v);
-    if (parse_int_key(info, TIO_CKPT_KEEP, 1, 1000000, &c->keep, err) ||
-        parse_int_key(info, TIO_CKPT_DRAIN_EVERY, 1, 1000000000, &c->drain_every, err) ||
-        get_key(info, TIO_CKPT_DRAIN, v, sizeof v, &have_drain, err))
-        return err->cls;
-    c->drain = c->local[0] && c->global[0] ? TIO_DRAIN_ASYNC : TIO_DRAIN_NONE;
-    if (have_drain) {
-        if (!strcmp(v, "async"))
-            c->drain = TIO_DRAIN_ASYNC;
-        else if (!strcmp(v, "sync"))
-            c->drain = TIO_DRAIN_SYNC;
-        else if (!strcmp(v, "none"))
-            c->drain = TIO_DRAIN_NONE;
-        else
-            return tio_err_set(err, TIO_E_INFO_VALUE, TIO_CKPT_DRAIN "=\"%s\": expected "
-                               "async, sync or none", v);
-        if (c->drain != TIO_DRAIN_NONE && !(c->local[0] && c->global[0]))
-            return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_DRAIN "=%s needs both "
-                               TIO_CKPT_LOCAL_DIR " and " TIO_CKPT_GLOBAL_DIR, v);
-    }
+    int both = c->local[0] && c->global[0];
+    if (!from[K_DRAIN])
+        c->drain = both ? TIO_DRAIN_ASYNC : TIO_DRAIN_NONE;
+    else if (c->drain != TIO_DRAIN_NONE && !both)
+        return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_DRAIN "=%s needs both "
+                           TIO_CKPT_LOCAL_DIR " and " TIO_CKPT_GLOBAL_DIR,
+                           c->drain == TIO_DRAIN_SYNC ? "sync" : "async");
     if (c->partner && !c->local[0])
         return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_PARTNER "=true needs "
                            TIO_CKPT_LOCAL_DIR);
@@ -136,7 +109,7 @@ static void check_same(MPI_Comm comm, const char *name, const struct tio_ckpt_co
              "every=%d", name, c->local, c->global, c->partner, c->keep, (int)c->drain,
              c->drain_every);
     memcpy(root, mine, sizeof root);
-    MPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, comm);
+    PMPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, comm);
     if (strcmp(mine, root))
         tio_err_set(err, TIO_E_ARG, "the processes passed different checkpoint names or "
                     "info values (this one: %.180s; rank 0: %.180s)", mine, root);
@@ -147,11 +120,11 @@ static void free_handle(struct tio_ckpt *ck)
     if (!ck)
         return;
     if (ck->nbhd != MPI_COMM_NULL)
-        MPI_Comm_free(&ck->nbhd);
+        PMPI_Comm_free(&ck->nbhd);
     if (ck->drain_comm != MPI_COMM_NULL)
-        MPI_Comm_free(&ck->drain_comm);
+        PMPI_Comm_free(&ck->drain_comm);
     if (ck->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&ck->comm);
+        PMPI_Comm_free(&ck->comm);
     free(ck->senders);
     free(ck->files);
     tio_manifest_free(&ck->man);
@@ -177,8 +150,8 @@ int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ck
         *ckpt = NULL;
         ck->partner = -1;
         ck->last_version = ck->local_complete = ck->global_complete = -1;
-        MPI_Comm_rank(comm, &ck->rank);
-        MPI_Comm_size(comm, &ck->size);
+        PMPI_Comm_rank(comm, &ck->rank);
+        PMPI_Comm_size(comm, &ck->size);
         if (tio_ckpt_check_name(name, "tio_ckpt_open: name", &err) == TIO_OK) {
             tio_ckpt_copy_name(ck->name, name);
             parse_config(info, &ck->cfg, &err);
@@ -191,12 +164,12 @@ int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ck
         return tio_err_raise_comm(comm, &err);
     }
 
-    MPI_Comm_dup(comm, &ck->comm);
+    PMPI_Comm_dup(comm, &ck->comm);
     int provided = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&provided);
+    PMPI_Query_thread(&provided);
     ck->thread_multiple = provided == MPI_THREAD_MULTIPLE;
     if (ck->thread_multiple && ck->cfg.drain != TIO_DRAIN_NONE)
-        MPI_Comm_dup(comm, &ck->drain_comm);
+        PMPI_Comm_dup(comm, &ck->drain_comm);
     if (ck->cfg.local[0])
         tio_ckpt_set_path(ck->local_set, sizeof ck->local_set, ck->cfg.local, ck->name);
     if (ck->cfg.global[0])
@@ -209,14 +182,14 @@ int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ck
         if (rc != MPI_SUCCESS) {
             char s[MPI_MAX_ERROR_STRING];
             int l = 0;
-            MPI_Error_string(rc, s, &l);
+            PMPI_Error_string(rc, s, &l);
             tio_err_set(&err, TIO_E_OTHER, "splitting by " TIO_CKPT_LOCAL_DIR "=\"%s\" failed: "
                         "%s", ck->cfg.local, s);
         } else if (ck->nbhd == MPI_COMM_NULL) {
             tio_err_set(&err, TIO_E_NOENT, TIO_CKPT_LOCAL_DIR "=\"%s\": this process cannot "
                         "use the directory", ck->cfg.local);
         } else {
-            MPI_Comm_rank(ck->nbhd, &ck->nbhd_rank);
+            PMPI_Comm_rank(ck->nbhd, &ck->nbhd_rank);
         }
         if (tio_agree(ck->comm, &err, NULL, 0) == TIO_OK && ck->cfg.partner)
             tio_partner_setup(ck, &err);
@@ -285,7 +258,7 @@ int tio_ckpt_close(tio_ckpt_t *ckpt)
         /* Uncommitted: every process has stopped writing once all are here. */
         struct tio_err rerr;
         tio_err_clear(&rerr);
-        MPI_Barrier(ck->comm);
+        PMPI_Barrier(ck->comm);
         if (ck->cfg.local[0] && ck->nbhd_rank == 0)
             tio_ckpt_remove_version(ck->local_set, ck->version, &rerr);
         if (!ck->cfg.local[0] && ck->rank == 0)
@@ -298,13 +271,13 @@ int tio_ckpt_close(tio_ckpt_t *ckpt)
     /* Raise through a communicator that outlives the handle, with the same handler. */
     MPI_Comm user = MPI_COMM_NULL;
     if (err.cls != TIO_OK)
-        MPI_Comm_dup(ck->comm, &user);
+        PMPI_Comm_dup(ck->comm, &user);
     free_handle(ck);
     *ckpt = NULL;
     int code = MPI_SUCCESS;
     if (user != MPI_COMM_NULL) {
         code = tio_err_raise_comm(user, &err);
-        MPI_Comm_free(&user);
+        PMPI_Comm_free(&user);
     }
     return code;
 }

@@ -44,7 +44,7 @@ static int first_leader(const struct tio_ckpt *ck)
 static int agree_version(struct tio_ckpt *ck, long long version, struct tio_err *err)
 {
     long long v[3] = {err->cls != TIO_OK ? ck->size - ck->rank : 0, version, -version};
-    MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ck->comm);
+    PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ck->comm);
     if (v[0])
         return tio_agree(ck->comm, err, NULL, 0);
     if (v[1] != -v[2])
@@ -259,9 +259,9 @@ static int gather_manifest(struct tio_ckpt *ck, const char *lines, int len,
         lens = malloc(sizeof(int) * (size_t)ck->size);
         displs = malloc(sizeof(int) * (size_t)ck->size);
         if (!heads || !lens || !displs)
-            MPI_Abort(ck->comm, 1); /* the others wait for the outcome */
+            PMPI_Abort(ck->comm, 1); /* the others wait for the outcome */
     }
-    MPI_Gather(head, 2, MPI_INT, heads, 2, MPI_INT, 0, ck->comm);
+    PMPI_Gather(head, 2, MPI_INT, heads, 2, MPI_INT, 0, ck->comm);
     long long total = 0;
     if (ck->rank == 0) {
         for (int r = 0; r < ck->size; r++) {
@@ -270,14 +270,14 @@ static int gather_manifest(struct tio_ckpt *ck, const char *lines, int len,
             total += lens[r];
         }
         if (!(all = malloc((size_t)total + 1)))
-            MPI_Abort(ck->comm, 1);
+            PMPI_Abort(ck->comm, 1);
     }
-    MPI_Gatherv(payload, head[1], MPI_CHAR, all, lens, displs, MPI_CHAR, 0, ck->comm);
+    PMPI_Gatherv(payload, head[1], MPI_CHAR, all, lens, displs, MPI_CHAR, 0, ck->comm);
 
     struct outcome *o = calloc(1, sizeof *o);
     char *t = NULL;
     if (!o)
-        MPI_Abort(ck->comm, 1);
+        PMPI_Abort(ck->comm, 1);
     if (ck->rank == 0) {
         int bad = -1;
         for (int r = 0; r < ck->size && bad < 0; r++)
@@ -305,7 +305,7 @@ static int gather_manifest(struct tio_ckpt *ck, const char *lines, int len,
     free(lens);
     free(displs);
     free(all);
-    MPI_Bcast(o, (int)sizeof *o, MPI_BYTE, 0, ck->comm);
+    PMPI_Bcast(o, (int)sizeof *o, MPI_BYTE, 0, ck->comm);
     if (o->cls != TIO_OK) {
         tio_err_set(err, (enum tio_errclass)o->cls, "%s", o->text);
         free(o);
@@ -314,13 +314,13 @@ static int gather_manifest(struct tio_ckpt *ck, const char *lines, int len,
     }
     if (ck->rank != 0) {
         if (!(t = malloc(o->len)))
-            MPI_Abort(ck->comm, 1);
+            PMPI_Abort(ck->comm, 1);
         memcpy(t, o->text, o->len < INLINE_TEXT ? o->len : INLINE_TEXT);
     }
     /* The rest of a large manifest, in pieces (MPI counts are ints). */
     for (unsigned long long off = INLINE_TEXT; off < o->len; off += 1u << 30) {
         unsigned long long k = o->len - off < (1u << 30) ? o->len - off : 1u << 30;
-        MPI_Bcast(t + off, (int)k, MPI_CHAR, 0, ck->comm);
+        PMPI_Bcast(t + off, (int)k, MPI_CHAR, 0, ck->comm);
     }
     *text = t;
     *tlen = o->len;
@@ -344,7 +344,7 @@ static int send_partner_copies(struct tio_ckpt *ck, const struct tio_manifest *m
     const struct tio_manifest_file **fp = malloc(sizeof *fp * (size_t)(nfiles + 1));
     char (*paths)[PATH_MAX] = malloc(sizeof *paths * (size_t)(nfiles + 1));
     if (!st || !fp || !paths)
-        MPI_Abort(ck->comm, 1); /* the others would wait for our bytes forever */
+        PMPI_Abort(ck->comm, 1); /* the others would wait for our bytes forever */
     int k = 0;
     for (int s = 0; s < nstreams; s++) {
         int who = s == 0 ? ck->rank : ck->senders[s - 1];
@@ -377,7 +377,7 @@ static void discard_version(struct tio_ckpt *ck)
             TIO_WARN("checkpoint \"%s\": removing failed version %lld: %s", ck->name,
                      ck->version, rerr.msg);
     }
-    MPI_Barrier(ck->comm);
+    PMPI_Barrier(ck->comm);
     if (ck->phase == TIO_PHASE_WRITING)
         ck->phase = TIO_PHASE_IDLE;
 }
@@ -408,7 +408,7 @@ int tio_ckpt_commit(tio_ckpt_t ck)
         goto fail;
     tio_manifest_parse(text, tlen, &m, &err); /* the same text everywhere: no agreement */
     if (err.cls != TIO_OK)
-        MPI_Abort(ck->comm, 1); /* only out of memory can fail it here */
+        PMPI_Abort(ck->comm, 1); /* only out of memory can fail it here */
     if (ck->cfg.partner) {
         send_partner_copies(ck, &m, &err);
         if (tio_agree(ck->comm, &err, NULL, 0) != TIO_OK)

@@ -62,7 +62,7 @@ static void wait_polling(MPI_Request *req)
     const struct timespec ms = {0, 1000000};
     for (;;) {
         int flag = 0;
-        MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+        PMPI_Test(req, &flag, MPI_STATUS_IGNORE);
         if (flag)
             return;
         nanosleep(&ms, NULL);
@@ -74,7 +74,7 @@ static void agree_polling(MPI_Comm comm, int rank, int size, struct tio_err *err
 {
     int v = err->cls != TIO_OK ? size - rank : 0, top = 0;
     MPI_Request req;
-    MPI_Iallreduce(&v, &top, 1, MPI_INT, MPI_MAX, comm, &req);
+    PMPI_Iallreduce(&v, &top, 1, MPI_INT, MPI_MAX, comm, &req);
     wait_polling(&req);
     if (top == 0)
         return;
@@ -85,7 +85,7 @@ static void agree_polling(MPI_Comm comm, int rank, int size, struct tio_err *err
         m.cls = err->cls;
         snprintf(m.msg, sizeof m.msg, "%s", err->msg);
     }
-    MPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, root, comm, &req);
+    PMPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, root, comm, &req);
     wait_polling(&req);
     tio_err_clear(err);
     tio_err_set(err, (enum tio_errclass)m.cls, "rank %d: %.400s", root, m.msg);

@@ -16,8 +16,12 @@
 #include "ckpt/manifest.h"
 #include "ckpt/store.h"
 #include "util/error.h"
+#include "util/settings.h"
 
 enum tio_ckpt_drain_mode { TIO_DRAIN_NONE = 0, TIO_DRAIN_ASYNC, TIO_DRAIN_SYNC };
+
+/* The keys of tio_ckpt_open (ckpt_open.c), for the reference. */
+extern const struct tio_key_table tio_ckpt_keys;
 
 struct tio_ckpt_config {
     char local[PATH_MAX];  /* "" when absent */

@@ -19,16 +19,16 @@ int tio_partner_setup(struct tio_ckpt *ck, struct tio_err *err)
 {
     /* Each neighbourhood is known by the rank (in comm) of its first process. */
     int leader = ck->rank, nsize;
-    MPI_Bcast(&leader, 1, MPI_INT, 0, ck->nbhd);
-    MPI_Comm_size(ck->nbhd, &nsize);
+    PMPI_Bcast(&leader, 1, MPI_INT, 0, ck->nbhd);
+    PMPI_Comm_size(ck->nbhd, &nsize);
     int mine[3] = {leader, ck->nbhd_rank, nsize};
     int *all = malloc(sizeof(int) * 3 * (size_t)ck->size);
     int *partner = malloc(sizeof(int) * (size_t)ck->size);
     if (!all || !partner) {
         /* Allgather needs everyone: better stop than hang. */
-        MPI_Abort(ck->comm, 1);
+        PMPI_Abort(ck->comm, 1);
     }
-    MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, ck->comm);
+    PMPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, ck->comm);
     int first = -1, ngroups = 0;
     for (int r = 0; r < ck->size; r++)
         if (all[3 * r] == r) {
@@ -185,7 +185,7 @@ int tio_partner_exchange(struct tio_ckpt *ck, int nsend, const struct tio_stream
     if (nomem) {
         /* The peers would wait for our bytes: better stop than hang. */
         tio_err_set(err, TIO_E_NOMEM, "out of memory for the partner copy buffers");
-        MPI_Abort(ck->comm, 1);
+        PMPI_Abort(ck->comm, 1);
     }
     for (int i = 0; i < n; i++)
         advance(&p[i], i >= nsend, err);
@@ -203,15 +203,15 @@ int tio_partner_exchange(struct tio_ckpt *ck, int nsend, const struct tio_stream
             q->piece = (MPI_Aint)(left < PIECE ? left : PIECE);
             if (i < nsend) {
                 read_piece(q, err);
-                MPI_Isend(q->buf, (int)q->piece, MPI_BYTE, q->s->peer, TAG, ck->comm, &req[i]);
+                PMPI_Isend(q->buf, (int)q->piece, MPI_BYTE, q->s->peer, TAG, ck->comm, &req[i]);
             } else {
-                MPI_Irecv(q->buf, (int)q->piece, MPI_BYTE, q->s->peer, TAG, ck->comm, &req[i]);
+                PMPI_Irecv(q->buf, (int)q->piece, MPI_BYTE, q->s->peer, TAG, ck->comm, &req[i]);
             }
             active++;
         }
         if (!active)
             break;
-        MPI_Waitall(n, req, stat);
+        PMPI_Waitall(n, req, stat);
         for (int i = 0; i < n; i++) {
             struct pos *q = &p[i];
             if (done(q))

@@ -64,13 +64,13 @@ static char *read_manifest(const struct tio_ckpt *ck, const char *vdir, long lon
 static char *bcast_text(MPI_Comm comm, int rank, int root, char *text, size_t *len)
 {
     unsigned long long n = *len;
-    MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
+    PMPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
     char *t = rank == root ? text : malloc(n + 1);
     if (!t)
-        MPI_Abort(comm, 1); /* cannot take part in the broadcast: nobody must wait */
+        PMPI_Abort(comm, 1); /* cannot take part in the broadcast: nobody must wait */
     for (unsigned long long off = 0; off < n; off += 1u << 30) {
         unsigned long long k = n - off < (1u << 30) ? n - off : 1u << 30;
-        MPI_Bcast(t + off, (int)k, MPI_CHAR, root, comm);
+        PMPI_Bcast(t + off, (int)k, MPI_CHAR, root, comm);
     }
     *len = n;
     return t;
@@ -88,7 +88,7 @@ static int rebuild(struct tio_ckpt *ck, const struct tio_manifest *m, const char
     const struct tio_manifest_file **fp = malloc(sizeof *fp * (size_t)(m->nfiles + 1));
     char (*paths)[PATH_MAX] = malloc(sizeof *paths * (size_t)(m->nfiles + 1));
     if (!st || !fp || !paths)
-        MPI_Abort(ck->comm, 1); /* the others would wait for our bytes forever */
+        PMPI_Abort(ck->comm, 1); /* the others would wait for our bytes forever */
     if (nrecv)
         tio_ckpt_mkdirs(lvdir, err);
     int k = 0, s = 0;
@@ -162,10 +162,10 @@ static int evaluate(struct tio_ckpt *ck, long long v, int *level, struct tio_err
         gtext = read_manifest(ck, gvdir, v, &glen, &gwhy);
         gvalid = gtext != NULL;
     }
-    MPI_Bcast(&gvalid, 1, MPI_INT, 0, ck->comm);
+    PMPI_Bcast(&gvalid, 1, MPI_INT, 0, ck->comm);
     if (!gvalid) {
         int mine = ltext ? ck->rank : ck->size;
-        MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, ck->comm);
+        PMPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, ck->comm);
         if (root == ck->size) {
             free(ltext);
             if (ck->rank == 0)
@@ -200,9 +200,9 @@ static int evaluate(struct tio_ckpt *ck, long long v, int *level, struct tio_err
         need = calloc((size_t)ck->size, sizeof *need);
         held = calloc((size_t)ck->size, sizeof *held);
         if (!need || !held)
-            MPI_Abort(ck->comm, 1);
+            PMPI_Abort(ck->comm, 1);
         need[ck->rank] = !local_ok;
-        MPI_Allreduce(MPI_IN_PLACE, need, ck->size, MPI_INT, MPI_MAX, ck->comm);
+        PMPI_Allreduce(MPI_IN_PLACE, need, ck->size, MPI_INT, MPI_MAX, ck->comm);
         for (int i = 0; i < ck->nsenders; i++) {
             int s = ck->senders[i];
             struct tio_err pwhy;
@@ -214,7 +214,7 @@ static int evaluate(struct tio_ckpt *ck, long long v, int *level, struct tio_err
                 TIO_INFO("checkpoint \"%s\" version %lld: partner copy of rank %d unusable: %s",
                          ck->name, v, s, local_man ? pwhy.msg : "no intact manifest here");
         }
-        MPI_Allreduce(MPI_IN_PLACE, held, ck->size, MPI_INT, MPI_MAX, ck->comm);
+        PMPI_Allreduce(MPI_IN_PLACE, held, ck->size, MPI_INT, MPI_MAX, ck->comm);
         partner_ok = !local_ok && held[ck->rank];
     }
     int global_ok = 0;
@@ -239,7 +239,7 @@ static int evaluate(struct tio_ckpt *ck, long long v, int *level, struct tio_err
                     why.cls || gwhy.cls ? ")" : "");
         why = both;
     }
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ck->comm);
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ck->comm);
     if (!all_ok) {
         tio_agree(ck->comm, &why, NULL, 0); /* the lowest failing rank's reason, to log */
         if (ck->rank == 0)
@@ -253,7 +253,7 @@ static int evaluate(struct tio_ckpt *ck, long long v, int *level, struct tio_err
 
     int mylevel = local_ok ? TIO_CKPT_LEVEL_LOCAL
                   : partner_ok ? TIO_CKPT_LEVEL_PARTNER : TIO_CKPT_LEVEL_GLOBAL;
-    MPI_Allreduce(&mylevel, level, 1, MPI_INT, MPI_MAX, ck->comm);
+    PMPI_Allreduce(&mylevel, level, 1, MPI_INT, MPI_MAX, ck->comm);
     int any_partner = 0;
     if (ck->cfg.partner) {
         /* held[r] && need[r]: r rebuilds from its partner copy. */
@@ -268,7 +268,7 @@ static int evaluate(struct tio_ckpt *ck, long long v, int *level, struct tio_err
             /* A node that lost its manifest gets it back once all its processes have
              * their files there again. */
             int here = local_ok || partner_ok, all_here = 0;
-            MPI_Allreduce(&here, &all_here, 1, MPI_INT, MPI_MIN, ck->nbhd);
+            PMPI_Allreduce(&here, &all_here, 1, MPI_INT, MPI_MIN, ck->nbhd);
             if (ck->nbhd_rank == 0 && all_here && !local_man)
                 restore_node_manifest(&m, lvdir, err);
             tio_agree(ck->comm, err, NULL, 0);
@@ -304,7 +304,7 @@ int tio_ckpt_do_restart(struct tio_ckpt *ck, long long *version, int *level,
             long long g = tio_ckpt_newest_version(ck->global_set, bound);
             mine = g > mine ? g : mine;
         }
-        MPI_Allreduce(&mine, &cand, 1, MPI_LONG_LONG, MPI_MAX, ck->comm);
+        PMPI_Allreduce(&mine, &cand, 1, MPI_LONG_LONG, MPI_MAX, ck->comm);
         if (cand < 0)
             return TIO_OK;
         int lvl = TIO_CKPT_LEVEL_NONE;

@@ -11,7 +11,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "util/hints.h"
 #include "util/log.h"
 
 #define LUSTRE_SUPER_MAGIC 0x0BD00BD0

@@ -28,6 +28,9 @@ struct tio_filemap {
     char *addr;         /* = map + (offset % page) */
 };
 
+/* The access_style values a mapping acts on (madvise); the hint is parsed in win/hints.c. */
+enum { TIO_ACCESS_SEQUENTIAL = 1, TIO_ACCESS_RANDOM = 2, TIO_ACCESS_READ_ONCE = 4 };
+
 struct tio_filemap_opts {
     mode_t perm;        /* for a created file */
     int private_map;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tier/memavail.h"
+#include "tier/tier_env.h"
 #include "util/log.h"
 
 static struct tio_tier_rec *new_tier(struct tio_tiers *t, const char *name,
@@ -171,10 +172,11 @@ int tio_tiers_local(struct tio_tiers *t, const char *site_file, const char *host
 {
     tio_site_init(&t->site);
     snprintf(t->host, sizeof t->host, "%s", host);
+    static _Thread_local struct tio_tier_env env;
     if (!site_file) {
-        site_file = getenv("TIERIO_SITE");
-        if (site_file && !*site_file)
-            site_file = NULL;
+        if (tio_tier_env(&env, err))
+            return err->cls;
+        site_file = env.site[0] ? env.site : NULL;
     }
     int rc = tio_hw_load(&t->hw, err);
     if (rc)

@@ -9,6 +9,7 @@
 
 #include "tierio/tier.h"
 #include "util/error.h"
+#include "util/values.h"
 
 #define TIO_SITE_MAX_TIERS 32
 #define TIO_SITE_HOST_MAX 64
@@ -62,17 +63,7 @@ int tio_site_tier_on_host(const struct tio_site_tier *t, const char *host);
 int tio_site_hops(const struct tio_site *s, const char *a, const char *b);
 int tio_site_io_hops(const struct tio_site *s, const char *host);
 
-/* Values with units; return 0, or -1 for a malformed or negative value.
- *   sizes: bytes, or K M G T (powers of 1024, also KiB...), KB MB GB TB (powers of 1000)
- *   rates: a size per second, "5GB/s", "38 GiB/s"
- *   times: s, ms, us, ns (bare numbers are seconds) */
-int tio_parse_size(const char *s, uint64_t *out);
-int tio_parse_rate(const char *s, double *out);
-int tio_parse_time(const char *s, double *out);
-/* Readable forms for the site file and reports ("38.2 GB/s", "85 ns", "7.0 GiB"). */
-void tio_format_rate(double bps, char *buf, size_t len);
-void tio_format_time(double s, char *buf, size_t len);
-void tio_format_size(uint64_t bytes, char *buf, size_t len);
+/* Values with units (sizes, rates, times): util/values.h. */
 
 /* Names <-> enums for the site file's spellings; -1 when unknown. */
 int tio_tier_kind_parse(const char *s);

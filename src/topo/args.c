@@ -16,6 +16,7 @@
 #include "topo/exchange.h"
 #include "topo/hash.h"
 #include "util/agree.h"
+#include "util/settings_mpi.h"
 
 /* The record: fields [0, NMAX) combine by MAX (a minimum is kept as the maximum of the
  * negated or complemented value), [NMAX, NREC) by XOR. */
@@ -42,77 +43,57 @@ static void combine(void *in, void *inout, int *len, MPI_Datatype *type)
     }
 }
 
-/* Value of key in info; *flag 0 when absent. A value that does not fit is an error. */
-static int info_string(MPI_Info info, const char *key, char *val, size_t len, int *flag,
-                       struct tio_err *err)
-{
-    *flag = 0;
-    if (info == MPI_INFO_NULL)
-        return TIO_OK;
-    int vlen = 0;
-    if (PMPI_Info_get_valuelen(info, key, &vlen, flag) != MPI_SUCCESS)
-        return tio_err_set(err, TIO_E_ARG, "info: cannot read key %s", key);
-    if (!*flag)
-        return TIO_OK;
-    if (vlen < 0 || (size_t)vlen >= len)
-        return tio_err_set(err, TIO_E_INFO_VALUE, "%s: value of %d bytes is too long (at most %zu)",
-                           key, vlen, len - 1);
-#if MPI_VERSION >= 4
-    int buflen = (int)len;
-    if (PMPI_Info_get_string(info, key, &buflen, val, flag) != MPI_SUCCESS)
-        return tio_err_set(err, TIO_E_ARG, "info: cannot read key %s", key);
-#else
-    if (PMPI_Info_get(info, key, (int)len - 1, val, flag) != MPI_SUCCESS)
-        return tio_err_set(err, TIO_E_ARG, "info: cannot read key %s", key);
-#endif
-    return TIO_OK;
-}
+/* The topology keys (util/settings.h): read once from the info of the split. */
+struct topo_args {
+    char dir[PATH_MAX];
+    int alg;
+};
 
-static int parse_algorithm(const char *s, enum tio_nbhd_algorithm *alg, struct tio_err *err)
-{
-    static const enum tio_nbhd_algorithm all[] = {TIO_NBHD_AUTO, TIO_NBHD_EXHAUSTIVE,
-                                                  TIO_NBHD_HEURISTIC, TIO_NBHD_HYBRID};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (strcmp(s, tio_nbhd_algorithm_name(all[i])) == 0) {
-            *alg = all[i];
-            return TIO_OK;
-        }
-    return tio_err_set(err, TIO_E_INFO_VALUE,
-                       "%s: \"%s\" is not an algorithm (auto, hybrid, exhaustive, heuristic)",
-                       TIO_NBHD_ALGORITHM_KEY, s);
-}
+static const struct tio_key_word alg_words[] = {
+    {"auto", TIO_NBHD_AUTO}, {"hybrid", TIO_NBHD_HYBRID}, {"exhaustive", TIO_NBHD_EXHAUSTIVE},
+    {"heuristic", TIO_NBHD_HEURISTIC}, {NULL, 0}};
+
+#define F(m) TIO_KEY_FIELD(struct topo_args, m)
+static const struct tio_key keys[] = {
+    {.name = TIO_NBHD_DIRNAME_KEY, .type = TIO_KEY_STRING, F(dir), .def_doc = "none (required)",
+     .values = "a directory",
+     .doc = "MPI_Comm_split_type(TIERIO_COMM_TYPE_NEIGHBORHOOD): the ranks that see the same "
+            "directory under this name form one group."},
+    {.name = TIO_NBHD_ALGORITHM_KEY, .type = TIO_KEY_CHOICE, .def = "auto", F(alg), .words = alg_words,
+     .values = "auto | hybrid | exhaustive | heuristic",
+     .doc = "how the groups are found; auto is hybrid (one probe per node)."},
+};
+#undef F
+
+const struct tio_key_table tio_topo_keys = {"storage topology", "topo.md", keys,
+                                            sizeof keys / sizeof *keys};
 
 /* This process's view of the arguments. */
 static void parse_local(struct topo_call *c, const char *dirname, MPI_Info info,
                         struct tio_err *err)
 {
-    char from_info[PATH_MAX], alg[64];
-    int have_info_dir = 0, have_alg = 0;
-    if (info_string(info, TIO_NBHD_DIRNAME_KEY, from_info, sizeof from_info, &have_info_dir,
-                    err) != TIO_OK)
+    struct topo_args args;
+    enum tio_key_from from[sizeof keys / sizeof *keys];
+    if (tio_settings_from_info(&tio_topo_keys, &args, info, 0, from, err) != TIO_OK)
         return;
-    if (info_string(info, TIO_NBHD_ALGORITHM_KEY, alg, sizeof alg, &have_alg, err) != TIO_OK)
-        return;
-    if (have_alg && parse_algorithm(alg, &c->alg, err) != TIO_OK)
-        return;
-    if (dirname && have_info_dir && strcmp(dirname, from_info) != 0) {
+    c->alg = (enum tio_nbhd_algorithm)args.alg;
+    int have_info_dir = from[0] != TIO_FROM_DEFAULT;
+    if (dirname && have_info_dir && strcmp(dirname, args.dir) != 0) {
         tio_err_set(err, TIO_E_INFO_KEY,
                     "dirname \"%s\" and info key %s \"%s\" name different directories",
-                    dirname, TIO_NBHD_DIRNAME_KEY, from_info);
+                    dirname, TIO_NBHD_DIRNAME_KEY, args.dir);
         return;
     }
-    const char *d = dirname ? dirname : have_info_dir ? from_info : NULL;
+    const char *d = dirname ? dirname : have_info_dir ? args.dir : NULL;
     if (!d)
         return;
     /* Probe paths are the directory plus a suffix: leave room for it. */
     size_t room = sizeof c->dir - TOPO_PROBE_SUFFIX_MAX;
     if (!*d) {
-        tio_err_set(err, TIO_E_INFO_VALUE, "%s: the directory name is empty",
-                    TIO_NBHD_DIRNAME_KEY);
+        tio_settings_bad(err, &keys[0], TIO_FROM_NAME, d, "empty directory name");
     } else if (strlen(d) >= room) {
-        tio_err_set(err, TIO_E_INFO_VALUE,
-                    "%s: the directory name is %zu bytes long (at most %zu)",
-                    TIO_NBHD_DIRNAME_KEY, strlen(d), room - 1);
+        tio_settings_bad(err, &keys[0], TIO_FROM_NAME, d, "%zu bytes long (at most %zu)",
+                         strlen(d), room - 1);
     } else {
         c->given = 1;
         snprintf(c->dir, sizeof c->dir, "%s", d);

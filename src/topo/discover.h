@@ -12,6 +12,7 @@
 #include "tierio/topo.h"
 #include "topo/probe.h"
 #include "util/error.h"
+#include "util/settings.h"
 
 /* A node's key: the hash of its processor name, and a rank (see nodes.c). */
 struct topo_node_key {
@@ -48,6 +49,9 @@ struct topo_result {
  * token, and agree with the others in one allreduce: no process failed, all name the same
  * directory (or none at all) and the same algorithm; the token combines every process's
  * random bits. bad_newcomm reports a NULL newcomm argument so that it fails everywhere. */
+/* The keys of a split (args.c), for the reference. */
+extern const struct tio_key_table tio_topo_keys;
+
 int topo_call_init(struct topo_call *c, MPI_Comm comm, const char *dirname, MPI_Info info,
                    int bad_newcomm, struct tio_err *err);
 void topo_call_free(struct topo_call *c);

@@ -10,24 +10,19 @@
 #include <unistd.h>
 
 #include "ummap/engine.h"
+#include "ummap/keys.h"
 #include "ummap/memnode.h"
 #include "ummap/seglock.h"
 #include "util/log.h"
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
-/* UMMAP_BULK_SYNC: 1 / 0 (or true/false, yes/no, on/off); unset or empty is 0; anything
- * else is an error (-1), not a guess. */
+/* UMMAP_BULK_SYNC (ummap/keys.c): 1 or 0; anything else is an error (-1), not a guess. */
 static int env_bulk(void) {
-    const char *v = getenv("UMMAP_BULK_SYNC");
-    if (!v || !*v) return 0;
-    static const char *yes[] = {"1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off"};
-    for (size_t k = 0; k < 4; k++) {
-        if (!strcasecmp(v, yes[k])) return 1;
-        if (!strcasecmp(v, no[k])) return 0;
-    }
-    tio_log(TIO_LOG_ERROR, "ummap: UMMAP_BULK_SYNC=\"%s\" is invalid: expected 1 or 0", v);
-    return -1;
+    struct tio_err err = {0};
+    int v = tio_um_env_bulk_sync(&err);
+    if (v < 0) tio_log(TIO_LOG_ERROR, "ummap: %s", err.msg);
+    return v;
 }
 
 /* Can fd back a mapping with prot? 0, or the errno of ummap.h. */
@@ -85,7 +80,15 @@ int tio_ummap_open(const tio_ummap_opts_t *o, void **ptr) {
     if (rc) return rc;
     int bulk = o->bulk_sync < 0 ? env_bulk() : !!o->bulk_sync;
     if (bulk < 0) return EINVAL;
-    const char *dname = o->driver ? o->driver : getenv("UMMAP_DRIVER");
+    char env_driver[16];
+    const char *dname = o->driver;
+    if (!dname) {
+        struct tio_err err = {0};
+        if (!(dname = tio_um_env_driver(env_driver, sizeof env_driver, &err))) {
+            tio_log(TIO_LOG_ERROR, "ummap: %s", err.msg);
+            return EINVAL;
+        }
+    }
     const struct tio_umdrv_ops *ops = tio_umdrv_find(dname);
     if (!ops) {
         TIO_WARN("ummap: unknown I/O driver '%s' (posix%s)", dname,

@@ -1,4 +1,5 @@
 /* The table of I/O drivers. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ummap/driver.h"
@@ -17,4 +18,13 @@ const struct tio_umdrv_ops *tio_umdrv_find(const char *name) {
     for (size_t i = 0; drivers[i]; i++)
         if (!strcmp(drivers[i]->name, name)) return drivers[i];
     return NULL;
+}
+
+void tio_umdrv_names(char *out, size_t len) {
+    size_t at = 0, n = 0;
+    while (drivers[n]) n++;
+    out[0] = 0;
+    for (size_t i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(out + at, len - at, "%s\"%s\"",
+                               i == 0 ? "" : i + 1 == n ? " or " : ", ", drivers[i]->name);
 }

@@ -41,6 +41,8 @@ int tio_umdrv_fdatasync(struct tio_umdrv *d);
 
 /* The driver called name ("posix", "uring"), or NULL. */
 const struct tio_umdrv_ops *tio_umdrv_find(const char *name);
+/* The drivers of this build, as a list for messages: "posix", "direct" or "uring". */
+void tio_umdrv_names(char *out, size_t len);
 extern const struct tio_umdrv_ops tio_umdrv_posix;
 extern const struct tio_umdrv_ops tio_umdrv_direct;
 #ifdef TIO_HAVE_URING

@@ -4,6 +4,7 @@
  * from the back, PRND at random; WIRO (writes in, reads out) takes clean segments first
  * (evicting them costs no write), front first (WIRO_F) or back first (WIRO_L). */
 #include "ummap/engine.h"
+#include "ummap/keys.h"
 
 static void append_locked(struct tio_umap *m, size_t i) {
     m->seg[i].next = -1;
@@ -97,3 +98,12 @@ size_t tio_um_victims(struct tio_umap *m, size_t *out, size_t max, size_t skip) 
     pthread_mutex_unlock(&m->qlock);
     return n;
 }
+
+/* The policies' names, by UMMAP_PTYPE_* value, for the storage-window hint that picks one
+ * (win/hints.c) and its reference; the original library's numbers are accepted too. */
+const struct tio_key_word tio_um_policy_words[] = {
+    {"fifo", UMMAP_PTYPE_FIFO}, {"lifo", UMMAP_PTYPE_LIFO},     {"plru", UMMAP_PTYPE_PLRU},
+    {"prnd", UMMAP_PTYPE_PRND}, {"wiro_f", UMMAP_PTYPE_WIRO_F}, {"wiro_l", UMMAP_PTYPE_WIRO_L},
+    {"0", UMMAP_PTYPE_FIFO},    {"1", UMMAP_PTYPE_LIFO},        {"2", UMMAP_PTYPE_PLRU},
+    {"3", UMMAP_PTYPE_PRND},    {"4", UMMAP_PTYPE_WIRO_F},      {"5", UMMAP_PTYPE_WIRO_L},
+    {NULL, 0}};

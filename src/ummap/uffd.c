@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ummap/engine.h"
+#include "ummap/keys.h"
 #include "util/log.h"
 
 #ifndef UFFD_USER_MODE_ONLY
@@ -38,8 +39,7 @@ struct uffdio_move {
 #define UFFDIO_MOVE _IOWR(UFFDIO, 0x05, struct uffdio_move)
 #endif
 
-#define HANDLERS_DEFAULT 2
-#define HANDLERS_MAX 16
+#define HANDLERS_MAX TIO_UM_HANDLERS_MAX
 
 static struct {
     int fd, stopfd, user_only, wp, move;
@@ -151,9 +151,12 @@ int tio_uffd_start(void) {
     if (user_only)
         TIO_WARN("ummap: userfaultfd in user-mode-only: kernel accesses that would fault "
                  "(read(2) into a segment not in memory or not yet written) fail with EFAULT");
-    int n = HANDLERS_DEFAULT;
-    const char *env = getenv("TIERIO_UMMAP_HANDLERS");
-    if (env && atoi(env) > 0) n = atoi(env) > HANDLERS_MAX ? HANDLERS_MAX : atoi(env);
+    struct tio_err err = {0};
+    int n = tio_um_env_handlers(&err); /* 2 unless set (ummap/keys.c) */
+    if (n < 0) {
+        tio_log(TIO_LOG_ERROR, "ummap: %s", err.msg);
+        return EINVAL;
+    }
     for (U.nthreads = 0; U.nthreads < n; U.nthreads++) {
         int rc = pthread_create(&U.thread[U.nthreads], NULL, handler_main, NULL);
         if (rc) {

@@ -39,10 +39,10 @@ static void probe(void)
     int code, len;
     char buf[MPI_MAX_ERROR_STRING];
     probed = 1;
-    if (MPI_Add_error_code(MPI_ERR_OTHER, &code) != MPI_SUCCESS)
+    if (PMPI_Add_error_code(MPI_ERR_OTHER, &code) != MPI_SUCCESS)
         return;
-    if (MPI_Add_error_string(code, probe_msg) == MPI_SUCCESS &&
-        MPI_Error_string(code, buf, &len) == MPI_SUCCESS && strcmp(buf, probe_msg) == 0) {
+    if (PMPI_Add_error_string(code, probe_msg) == MPI_SUCCESS &&
+        PMPI_Error_string(code, buf, &len) == MPI_SUCCESS && strcmp(buf, probe_msg) == 0) {
         predefined_ok = 1;
         ring[TIO_E_OTHER][0] = code; /* do not waste it */
         ring_next[TIO_E_OTHER] = 1;
@@ -62,9 +62,9 @@ static int class_for(enum tio_errclass cls)
             "tierio: invalid hint value", "tierio: no such file or directory",
             "tierio: permission denied", "tierio: no space left", "tierio: I/O error",
             "tierio: out of memory", "tierio: unsupported", "tierio: error"};
-        if (MPI_Add_error_class(&own_class[cls]) != MPI_SUCCESS)
+        if (PMPI_Add_error_class(&own_class[cls]) != MPI_SUCCESS)
             return tio_err_mpi_class(cls);
-        MPI_Add_error_string(own_class[cls], names[cls]);
+        PMPI_Add_error_string(own_class[cls], names[cls]);
     }
     return own_class[cls];
 }
@@ -74,8 +74,8 @@ int tio_err_mpi_code(const struct tio_err *e)
     if (!e || e->cls == TIO_OK)
         return MPI_SUCCESS;
     int init = 0, fin = 0;
-    MPI_Initialized(&init);
-    MPI_Finalized(&fin);
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
     if (!init || fin)
         return tio_err_mpi_class(e->cls);
 
@@ -83,7 +83,7 @@ int tio_err_mpi_code(const struct tio_err *e)
     if (!probed)
         probe();
     int cls = e->cls, slot = ring_next[cls] % RING, code = ring[cls][slot];
-    if (!code && MPI_Add_error_code(class_for(e->cls), &code) != MPI_SUCCESS)
+    if (!code && PMPI_Add_error_code(class_for(e->cls), &code) != MPI_SUCCESS)
         code = 0;
     if (code) {
         ring[cls][slot] = code;
@@ -97,7 +97,7 @@ int tio_err_mpi_code(const struct tio_err *e)
         } else {
             memcpy(msg, e->msg, n + 1);
         }
-        MPI_Add_error_string(code, msg);
+        PMPI_Add_error_string(code, msg);
     }
     pthread_mutex_unlock(&lock);
     TIO_INFO("%s", e->msg);

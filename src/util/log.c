@@ -8,18 +8,38 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/settings.h"
+
+struct log_settings {
+    int level;
+};
+
+static const struct tio_key_word level_words[] = {
+    {"error", TIO_LOG_ERROR}, {"warn", TIO_LOG_WARN}, {"info", TIO_LOG_INFO},
+    {"debug", TIO_LOG_DEBUG}, {NULL, 0}};
+
+static const struct tio_key keys[] = {
+    {.env = "TIERIO_LOG", .type = TIO_KEY_CHOICE, .def = "warn",
+     TIO_KEY_FIELD(struct log_settings, level), .words = level_words, .nocase = 1,
+     .values = "error | warn | info | debug",
+     .doc = "what tierio logs on stderr, each line prefixed with the rank."},
+};
+
+const struct tio_key_table tio_log_keys = {"logging", NULL, keys, 1};
+
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;
 static enum tio_log_level level = TIO_LOG_WARN;
 
 static void read_level(void)
 {
-    const char *s = getenv("TIERIO_LOG");
-    if (!s || !*s)
+    struct log_settings s;
+    struct tio_err err = {0};
+    if (tio_settings_env_one(&tio_log_keys, "TIERIO_LOG", &s, &err) != TIO_OK) {
+        /* The logger cannot log its own setting: straight to stderr, once. */
+        fprintf(stderr, "tierio: %s; logging warnings and errors\n", err.msg);
         return;
-    static const char *names[] = {"error", "warn", "info", "debug"};
-    for (int i = 0; i < 4; i++)
-        if (strcasecmp(s, names[i]) == 0)
-            level = (enum tio_log_level)i;
+    }
+    level = (enum tio_log_level)s.level;
 }
 
 int tio_log_enabled(enum tio_log_level l)
@@ -32,8 +52,8 @@ int tio_log_enabled(enum tio_log_level l)
 static int world_rank(void)
 {
     int init = 0, fin = 0, rank = -1;
-    MPI_Initialized(&init);
-    MPI_Finalized(&fin);
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
     if (init && !fin)
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     return rank;

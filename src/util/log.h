@@ -6,6 +6,10 @@
 enum tio_log_level { TIO_LOG_ERROR = 0, TIO_LOG_WARN, TIO_LOG_INFO, TIO_LOG_DEBUG };
 
 int tio_log_enabled(enum tio_log_level level);
+
+/* TIERIO_LOG's key table (util/settings.h), for the reference. */
+struct tio_key_table;
+extern const struct tio_key_table tio_log_keys;
 void tio_log(enum tio_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

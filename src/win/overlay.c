@@ -12,6 +12,7 @@
 #include "util/error_mpi.h"
 #include "util/log.h"
 #include "util/agree.h"
+#include "win/hints.h"
 #include "win/translate.h"
 
 #define HUGE_UNIT ((size_t)2 << 20)
@@ -27,8 +28,14 @@ struct piece {
 static int enabled(void)
 {
 #ifdef OPEN_MPI
-    const char *e = getenv("TIERIO_SHM_OVERLAY");
-    return tio_rma_interposed() && (!e || strcmp(e, "0") != 0);
+    struct tio_win_env e;
+    struct tio_err err = {0};
+    if (tio_win_env(&e, &err) != TIO_OK) {
+        tio_log(TIO_LOG_ERROR, "%s; storage windows are not placed over shared memory",
+                err.msg);
+        return 0;
+    }
+    return tio_rma_interposed() && e.shm_overlay;
 #else
     /* MPICH's MPI_Win_create path is already fast here, and its shared-memory windows
      * may be registered with UCX, which must not see their pages replaced. */

@@ -22,7 +22,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "util/hints.h"
+#include "win/hints.h"
 #include "win/state.h"
 
 /* Collective. *made = 1 when the window was made (st filled and attached to *win,

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "tier/filemap.h"
-#include "util/hints.h"
+#include "win/hints.h"
 
 struct tio_region {
     char *reserve;          /* the whole page-aligned range we mapped */

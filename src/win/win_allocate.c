@@ -7,7 +7,7 @@
 #include "tierio/win.h"
 #include "tier/memavail.h"
 #include "util/error_mpi.h"
-#include "util/hints_info.h"
+#include "win/hints.h"
 #include "util/log.h"
 #include "util/agree.h"
 #include "win/overlay.h"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "util/hints.h"
+#include "win/hints.h"
 
 /* PMPI_Win_create with an MPI_Aint displacement unit (large-count form when needed). */
 int tio_pmpi_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,

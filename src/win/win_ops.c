@@ -3,7 +3,7 @@
 
 #include "tierio/win.h"
 #include "util/error_mpi.h"
-#include "util/hints_info.h"
+#include "win/hints.h"
 #include "util/log.h"
 #include "win/dynamic.h"
 #include "win/state.h"

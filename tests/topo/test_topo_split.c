@@ -212,7 +212,8 @@ static void case_errors(void)
     tt_info_set(bad, TIO_NBHD_ALGORITHM_KEY, "fastest");
     nc = MPI_COMM_WORLD;
     rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, d0, 0, bad, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_VALUE, "\"fastest\" is not an algorithm",
+    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_VALUE,
+                   TIO_NBHD_ALGORITHM_KEY "=\"fastest\" is invalid",
                    "bad algorithm");
     MPI_Info_free(&bad);
     nc = MPI_COMM_WORLD;

@@ -204,4 +204,16 @@ static inline long tt_first_diff(const void *a, const void *b, size_t n)
         }                                                                             \
     } while (0)
 
+/* A settings getter (util/settings.h) over a NULL-terminated key, value, key, value... list:
+ * the value's full length, or -1 when the key is not there. */
+static inline long tt_kv_get(void *ctx, const char *key, char *val, size_t len)
+{
+    for (const char *const *kv = ctx; kv && kv[0]; kv += 2)
+        if (!strcmp(kv[0], key)) {
+            snprintf(val, len, "%s", kv[1]);
+            return (long)strlen(kv[1]);
+        }
+    return -1;
+}
+
 #endif

@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "tier/filemap.h"
-#include "util/hints.h"
+#include "win/hints.h"
 
 static size_t P; /* page size */
 

@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "tierio/hints.h"
-#include "util/hints.h"
+#include "win/hints.h"
 
 struct kv {
     const char *k, *v;
@@ -18,15 +18,15 @@ struct kv {
 
 static int calls; /* getter calls, to see that every key is looked up */
 
-static int table_get(void *ctx, const char *key, char *val, size_t len)
+static long table_get(void *ctx, const char *key, char *val, size_t len)
 {
     calls++;
     for (const struct kv *t = ctx; t->k; t++)
         if (!strcmp(t->k, key)) {
-            snprintf(val, len, "%s", t->v);
-            return 1;
+            snprintf(val, len, "%s", t->v); /* cut, as MPI_Info_get would: the length says */
+            return (long)strlen(t->v);
         }
-    return 0;
+    return -1;
 }
 
 static int parse(struct tio_hints *h, struct tio_err *e, const struct kv *t)

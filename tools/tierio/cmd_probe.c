@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "tier/tier_hwloc.h"
 #include "tier/tier_probe.h"
+#include "tier/tier_env.h"
 #include "tier/tier_site.h"
 #include "util/fileio.h"
 
@@ -55,10 +56,18 @@ struct args {
     char tiers[16][TIO_TIER_PATH_MAX + 64];
 };
 
+/* TIERIO_SITE, TIERIO_NODE_LOCAL, TIERIO_PFS (tier/tier_env.h). */
+static struct tio_tier_env env;
+
 static int parse(int argc, char **argv, struct args *a)
 {
+    struct tio_err err = {0};
+    if (tio_tier_env(&env, &err)) {
+        fprintf(stderr, "tierio probe: %s\n", err.msg);
+        return 2;
+    }
     a->out = "tierio-site.conf";
-    a->site = getenv("TIERIO_SITE");
+    a->site = env.site[0] ? env.site : NULL;
     a->size = 64u << 20;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -338,11 +347,10 @@ int tio_cmd_probe(int argc, char **argv)
             if (tier_arg(&s, a.tiers[i]) < 0)
                 failed = 2;
         if (!failed && !a.site && !a.ntiers) {
-            const char *nl = getenv("TIERIO_NODE_LOCAL"), *pfs = getenv("TIERIO_PFS");
-            if (nl && *nl)
-                add_tier(&s, "node-local", TIO_TIER_NODE_LOCAL, nl);
-            if (pfs && *pfs)
-                add_tier(&s, "pfs", TIO_TIER_GLOBAL, pfs);
+            if (env.node_local[0])
+                add_tier(&s, "node-local", TIO_TIER_NODE_LOCAL, env.node_local);
+            if (env.pfs[0])
+                add_tier(&s, "pfs", TIO_TIER_GLOBAL, env.pfs);
         }
         /* DRAM always; the HBM hwloc reports when the site file has none. */
         int has_dram = 0, has_hbm = 0;

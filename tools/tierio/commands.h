@@ -10,5 +10,6 @@ typedef struct tio_command {
 
 int tio_cmd_topo(int argc, char **argv);
 int tio_cmd_probe(int argc, char **argv);
+int tio_cmd_settings(int argc, char **argv);
 
 #endif

@@ -8,6 +8,8 @@
 static const tio_command_t commands[] = {
     {"topo", tio_cmd_topo, "which ranks and nodes share each directory"},
     {"probe", tio_cmd_probe, "measure this machine's tiers and network, write a site file"},
+    {"settings", tio_cmd_settings, "every hint and environment variable (--markdown: the "
+                                   "reference)"},
     {NULL, NULL, NULL},
 };
 

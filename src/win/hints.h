@@ -1,22 +1,21 @@
-/* Parsing and validating the storage-window hints (DESIGN.md contract 1).
- * Pure C: the values come through a getter, so the parser is testable without MPI;
- * hints_info.c binds it to MPI_Info. */
-#ifndef TIO_UTIL_HINTS_H
-#define TIO_UTIL_HINTS_H
+/* The storage-window hints (DESIGN.md contract 1): their settings and their key table
+ * (win/hints.c), read from the info of MPI_Win_allocate, MPI_Win_allocate_shared and
+ * MPI_Alloc_mem and reported by MPI_Win_get_info. */
+#ifndef TIO_WIN_HINTS_H
+#define TIO_WIN_HINTS_H
 
 #include <limits.h>
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "util/error.h"
+#include "tier/filemap.h" /* TIO_ACCESS_* */
+#include "util/settings.h"
 
 enum tio_alloc_type { TIO_ALLOC_MEMORY = 0, TIO_ALLOC_STORAGE = 1 };
 enum tio_alloc_order { TIO_ORDER_MEMORY_FIRST = 0, TIO_ORDER_STORAGE_FIRST = 1 };
 enum tio_engine { TIO_ENGINE_MMAP = 0, TIO_ENGINE_UMMAP = 1 };
-
-/* access_style values we act on (madvise). */
-enum { TIO_ACCESS_SEQUENTIAL = 1, TIO_ACCESS_RANDOM = 2, TIO_ACCESS_READ_ONCE = 4 };
 
 struct tio_hints {
     enum tio_alloc_type alloc_type;
@@ -46,24 +45,31 @@ struct tio_hints {
     long striping_unit;          /* 0 = not given */
 };
 
-/* Returns 1 and fills val (NUL-terminated) when key is set, 0 when not. */
-typedef int (*tio_hint_get_fn)(void *ctx, const char *key, char *val, size_t len);
+/* The key table of the window hints (for the reference and the tests). */
+extern const struct tio_key_table tio_win_keys;
 
-/* Defaults, then every recognised key. Returns TIO_OK or the error class, with err set
- * naming the hint and the reason. Does not require a filename: callers decide. */
-int tio_hints_parse(struct tio_hints *h, tio_hint_get_fn get, void *ctx, struct tio_err *err);
+/* The window layer's environment variables. */
+struct tio_win_env {
+    int shm_overlay; /* TIERIO_SHM_OVERLAY: storage windows over MPI's shared memory */
+};
+extern const struct tio_key_table tio_win_env_keys;
+int tio_win_env(struct tio_win_env *e, struct tio_err *err);
 
+/* Defaults, then every key through the getter (pure C, unit-tested without MPI). Returns
+ * TIO_OK or the error class, with err naming the hint. Does not require a filename:
+ * callers decide. */
+int tio_hints_parse(struct tio_hints *h, tio_key_get_fn get, void *ctx, struct tio_err *err);
 void tio_hints_default(struct tio_hints *h);
 
-/* Whether large pages are asked for, "auto" resolved: yes unless the accesses are
- * random or the mapping is private (storage_alloc_discard). */
+/* The same from an MPI_Info, read once (MPI_INFO_NULL gives the defaults). */
+int tio_hints_from_info(struct tio_hints *h, MPI_Info info, struct tio_err *err);
+
+/* Set in info the hints in effect for a window or allocation with these hints; factor is
+ * the fraction really placed on storage (after page rounding). */
+void tio_hints_report(const struct tio_hints *h, double factor, MPI_Info info);
+
+/* Whether large pages are asked for, "auto" resolved: yes unless the accesses are random
+ * or the mapping is private (storage_alloc_discard). */
 int tio_hints_hugepages(const struct tio_hints *h);
-
-/* The names of the ummap evict policies, by UMMAP_PTYPE_* value. */
-extern const char *const tio_policy_names[6];
-
-/* Parse helpers, exposed for tests. Return 0 on success. */
-int tio_parse_bool(const char *s, int *out);
-int tio_parse_u64(const char *s, uint64_t *out);
 
 #endif
