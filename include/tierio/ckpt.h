@@ -59,15 +59,22 @@ extern "C" {
 #endif
 
 /* Info keys of tio_ckpt_open. */
-#define TIO_CKPT_LOCAL_DIR   "tierio_ckpt_local_dir"   /* node-local directory */
-#define TIO_CKPT_GLOBAL_DIR  "tierio_ckpt_global_dir"  /* directory every process sees */
-#define TIO_CKPT_PARTNER     "tierio_ckpt_partner"     /* true | false (default false) */
-#define TIO_CKPT_KEEP        "tierio_ckpt_keep"        /* complete versions kept per level,
+#define TIO_CKPT_HINT_LOCAL_DIR "tierio_ckpt_local_dir"   /* node-local directory */
+#define TIO_CKPT_HINT_GLOBAL_DIR "tierio_ckpt_global_dir"  /* directory every process sees */
+#define TIO_CKPT_HINT_PARTNER "tierio_ckpt_partner"     /* true | false (default false) */
+#define TIO_CKPT_HINT_KEEP   "tierio_ckpt_keep"        /* complete versions kept per level,
                                                           >= 1 (default 2) */
-#define TIO_CKPT_DRAIN       "tierio_ckpt_drain"       /* async | sync | none (default async
+#define TIO_CKPT_HINT_DRAIN  "tierio_ckpt_drain"       /* async | sync | none (default async
                                                           with both directories, else none) */
-#define TIO_CKPT_DRAIN_EVERY "tierio_ckpt_drain_every" /* drain every k-th commit, k >= 1
+#define TIO_CKPT_HINT_DRAIN_EVERY "tierio_ckpt_drain_every" /* drain every k-th commit, k >= 1
                                                           (default 1) */
+/* Deprecated spellings (one pattern, TIO_<LAYER>_HINT_<NAME>, for every layer). */
+#define TIO_CKPT_LOCAL_DIR TIO_CKPT_HINT_LOCAL_DIR
+#define TIO_CKPT_GLOBAL_DIR TIO_CKPT_HINT_GLOBAL_DIR
+#define TIO_CKPT_PARTNER TIO_CKPT_HINT_PARTNER
+#define TIO_CKPT_KEEP TIO_CKPT_HINT_KEEP
+#define TIO_CKPT_DRAIN TIO_CKPT_HINT_DRAIN
+#define TIO_CKPT_DRAIN_EVERY TIO_CKPT_HINT_DRAIN_EVERY
 
 /* Where the data of a restarted checkpoint came from (tio_ckpt_restart). With several
  * processes, the slowest source any process used. */

@@ -39,8 +39,11 @@ extern "C" {
 #endif
 
 /* Info keys. */
-#define TIO_NBHD_DIRNAME_KEY   "nbhd_common_dirname"   /* the directory to probe */
-#define TIO_NBHD_ALGORITHM_KEY "tierio_nbhd_algorithm" /* auto|hybrid|exhaustive|heuristic */
+#define TIO_NBHD_HINT_DIRNAME   "nbhd_common_dirname"   /* the directory to probe */
+#define TIO_NBHD_HINT_ALGORITHM "tierio_nbhd_algorithm" /* auto|hybrid|exhaustive|heuristic */
+/* Deprecated spellings (one pattern, TIO_<LAYER>_HINT_<NAME>, for every layer). */
+#define TIO_NBHD_DIRNAME_KEY TIO_NBHD_HINT_DIRNAME
+#define TIO_NBHD_ALGORITHM_KEY TIO_NBHD_HINT_ALGORITHM
 
 /* Discovery algorithms (docs/topo.md has their costs and the topologies each gets right). */
 enum tio_nbhd_algorithm {

@@ -105,9 +105,9 @@ static int storage_window(struct tio_buf *b, const struct tio_tier_info *info,
                         "use its content, or another name", b->file);
         else {
             PMPI_Info_create(&hints);
-            PMPI_Info_set(hints, TIO_HINT_ALLOC_TYPE, "storage");
-            PMPI_Info_set(hints, TIO_HINT_FILENAME, b->file);
-            PMPI_Info_set(hints, TIO_HINT_UNLINK, flags & TIO_BUF_KEEP ? "false" : "true");
+            PMPI_Info_set(hints, TIO_WIN_HINT_ALLOC_TYPE, "storage");
+            PMPI_Info_set(hints, TIO_WIN_HINT_FILENAME, b->file);
+            PMPI_Info_set(hints, TIO_WIN_HINT_UNLINK, flags & TIO_BUF_KEEP ? "false" : "true");
         }
     }
     if (tio_agree(b->icomm, err, NULL, 0)) {

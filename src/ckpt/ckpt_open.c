@@ -38,20 +38,20 @@ static int dir_room(const struct tio_key *k, const char *val, void *s, const cha
 #define F(m) TIO_KEY_FIELD(struct tio_ckpt_config, m)
 enum { K_LOCAL, K_GLOBAL, K_PARTNER, K_KEEP, K_DRAIN, K_EVERY };
 static const struct tio_key keys[] = {
-    {.name = TIO_CKPT_LOCAL_DIR, .type = TIO_KEY_STRING, F(local), .parse = dir_room,
+    {.name = TIO_CKPT_HINT_LOCAL_DIR, .type = TIO_KEY_STRING, F(local), .parse = dir_room,
      .def_doc = "none", .values = "a directory",
      .doc = "node-local directory of the fast level (this or the global one is required)."},
-    {.name = TIO_CKPT_GLOBAL_DIR, .type = TIO_KEY_STRING, F(global), .parse = dir_room,
+    {.name = TIO_CKPT_HINT_GLOBAL_DIR, .type = TIO_KEY_STRING, F(global), .parse = dir_room,
      .def_doc = "none", .values = "a directory", .doc = "directory every process sees."},
-    {.name = TIO_CKPT_PARTNER, .type = TIO_KEY_BOOL, .def = "false", F(partner),
+    {.name = TIO_CKPT_HINT_PARTNER, .type = TIO_KEY_BOOL, .def = "false", F(partner),
      .values = "true | false", .doc = "copy each process's files to a process of another "
                                       "node (needs the local directory)."},
-    {.name = TIO_CKPT_KEEP, .type = TIO_KEY_UINT, .def = "2", F(keep), .lo = 1, .hi = 1000000,
+    {.name = TIO_CKPT_HINT_KEEP, .type = TIO_KEY_UINT, .def = "2", F(keep), .lo = 1, .hi = 1000000,
      .values = "1 .. 1000000", .doc = "complete versions kept per level."},
-    {.name = TIO_CKPT_DRAIN, .type = TIO_KEY_CHOICE, F(drain), .words = drain_words,
+    {.name = TIO_CKPT_HINT_DRAIN, .type = TIO_KEY_CHOICE, F(drain), .words = drain_words,
      .def_doc = "async with both directories, else none", .values = "async | sync | none",
      .doc = "copy the local level to the global one in the background, at commit, or not."},
-    {.name = TIO_CKPT_DRAIN_EVERY, .type = TIO_KEY_UINT, .def = "1", F(drain_every), .lo = 1,
+    {.name = TIO_CKPT_HINT_DRAIN_EVERY, .type = TIO_KEY_UINT, .def = "1", F(drain_every), .lo = 1,
      .hi = 1000000000, .values = "k >= 1", .doc = "drain every k-th commit."},
 };
 #undef F
@@ -74,28 +74,28 @@ static int parse_config(MPI_Info info, struct tio_ckpt_config *c, struct tio_err
     enum tio_key_from from[sizeof keys / sizeof *keys];
     memset(c, 0, sizeof *c);
     if (info == MPI_INFO_NULL)
-        return tio_err_set(err, TIO_E_INFO_KEY, "info must give " TIO_CKPT_LOCAL_DIR " or "
-                           TIO_CKPT_GLOBAL_DIR " (or both)");
+        return tio_err_set(err, TIO_E_INFO_KEY, "info must give " TIO_CKPT_HINT_LOCAL_DIR " or "
+                           TIO_CKPT_HINT_GLOBAL_DIR " (or both)");
     /* A key with our prefix that we do not know is a typo: say so. */
     if (tio_settings_unknown(&tio_ckpt_keys, info, KEY_PREFIX, err) ||
         tio_settings_from_info(&tio_ckpt_keys, c, info, 0, from, err))
         return err->cls;
     if (!c->local[0] && !c->global[0])
-        return tio_err_set(err, TIO_E_INFO_KEY, "info must give " TIO_CKPT_LOCAL_DIR " or "
-                           TIO_CKPT_GLOBAL_DIR " (or both)");
+        return tio_err_set(err, TIO_E_INFO_KEY, "info must give " TIO_CKPT_HINT_LOCAL_DIR " or "
+                           TIO_CKPT_HINT_GLOBAL_DIR " (or both)");
     int both = c->local[0] && c->global[0];
     if (!from[K_DRAIN])
         c->drain = both ? TIO_DRAIN_ASYNC : TIO_DRAIN_NONE;
     else if (c->drain != TIO_DRAIN_NONE && !both)
-        return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_DRAIN "=%s needs both "
-                           TIO_CKPT_LOCAL_DIR " and " TIO_CKPT_GLOBAL_DIR,
+        return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_HINT_DRAIN "=%s needs both "
+                           TIO_CKPT_HINT_LOCAL_DIR " and " TIO_CKPT_HINT_GLOBAL_DIR,
                            c->drain == TIO_DRAIN_SYNC ? "sync" : "async");
     if (c->partner && !c->local[0])
-        return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_PARTNER "=true needs "
-                           TIO_CKPT_LOCAL_DIR);
-    if (c->local[0] && check_dir(TIO_CKPT_LOCAL_DIR, c->local, err))
+        return tio_err_set(err, TIO_E_INFO_KEY, TIO_CKPT_HINT_PARTNER "=true needs "
+                           TIO_CKPT_HINT_LOCAL_DIR);
+    if (c->local[0] && check_dir(TIO_CKPT_HINT_LOCAL_DIR, c->local, err))
         return err->cls;
-    if (c->global[0] && check_dir(TIO_CKPT_GLOBAL_DIR, c->global, err))
+    if (c->global[0] && check_dir(TIO_CKPT_HINT_GLOBAL_DIR, c->global, err))
         return err->cls;
     return TIO_OK;
 }
@@ -183,10 +183,10 @@ int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ck
             char s[MPI_MAX_ERROR_STRING];
             int l = 0;
             PMPI_Error_string(rc, s, &l);
-            tio_err_set(&err, TIO_E_OTHER, "splitting by " TIO_CKPT_LOCAL_DIR "=\"%s\" failed: "
+            tio_err_set(&err, TIO_E_OTHER, "splitting by " TIO_CKPT_HINT_LOCAL_DIR "=\"%s\" failed: "
                         "%s", ck->cfg.local, s);
         } else if (ck->nbhd == MPI_COMM_NULL) {
-            tio_err_set(&err, TIO_E_NOENT, TIO_CKPT_LOCAL_DIR "=\"%s\": this process cannot "
+            tio_err_set(&err, TIO_E_NOENT, TIO_CKPT_HINT_LOCAL_DIR "=\"%s\": this process cannot "
                         "use the directory", ck->cfg.local);
         } else {
             PMPI_Comm_rank(ck->nbhd, &ck->nbhd_rank);

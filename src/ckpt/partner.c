@@ -40,7 +40,7 @@ int tio_partner_setup(struct tio_ckpt *ck, struct tio_err *err)
         free(all);
         free(partner);
         return tio_err_set(err, TIO_E_INFO_VALUE,
-                           TIO_CKPT_PARTNER "=true needs at least two storage "
+                           TIO_CKPT_HINT_PARTNER "=true needs at least two storage "
                            "neighbourhoods, but every process sees the same local directory "
                            "\"%s\"", ck->cfg.local);
     }

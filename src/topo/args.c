@@ -55,11 +55,11 @@ static const struct tio_key_word alg_words[] = {
 
 #define F(m) TIO_KEY_FIELD(struct topo_args, m)
 static const struct tio_key keys[] = {
-    {.name = TIO_NBHD_DIRNAME_KEY, .type = TIO_KEY_STRING, F(dir), .def_doc = "none (required)",
+    {.name = TIO_NBHD_HINT_DIRNAME, .type = TIO_KEY_STRING, F(dir), .def_doc = "none (required)",
      .values = "a directory",
      .doc = "MPI_Comm_split_type(TIERIO_COMM_TYPE_NEIGHBORHOOD): the ranks that see the same "
             "directory under this name form one group."},
-    {.name = TIO_NBHD_ALGORITHM_KEY, .type = TIO_KEY_CHOICE, .def = "auto", F(alg), .words = alg_words,
+    {.name = TIO_NBHD_HINT_ALGORITHM, .type = TIO_KEY_CHOICE, .def = "auto", F(alg), .words = alg_words,
      .values = "auto | hybrid | exhaustive | heuristic",
      .doc = "how the groups are found; auto is hybrid (one probe per node)."},
 };
@@ -81,7 +81,7 @@ static void parse_local(struct topo_call *c, const char *dirname, MPI_Info info,
     if (dirname && have_info_dir && strcmp(dirname, args.dir) != 0) {
         tio_err_set(err, TIO_E_INFO_KEY,
                     "dirname \"%s\" and info key %s \"%s\" name different directories",
-                    dirname, TIO_NBHD_DIRNAME_KEY, args.dir);
+                    dirname, TIO_NBHD_HINT_DIRNAME, args.dir);
         return;
     }
     const char *d = dirname ? dirname : have_info_dir ? args.dir : NULL;
@@ -148,16 +148,16 @@ static int explain_mismatch(struct topo_call *c, struct tio_err *err)
     if (PMPI_Bcast(&r0, (int)sizeof r0, MPI_BYTE, 0, c->comm) != MPI_SUCCESS)
         tio_err_set(err, TIO_E_OTHER, "MPI_Bcast failed while comparing the arguments");
     else if (c->given != r0.given)
-        tio_err_set(err, TIO_E_INFO_KEY, "%s: %s here but %s on rank 0", TIO_NBHD_DIRNAME_KEY,
+        tio_err_set(err, TIO_E_INFO_KEY, "%s: %s here but %s on rank 0", TIO_NBHD_HINT_DIRNAME,
                     c->given ? "given" : "not given", r0.given ? "given" : "not given");
     else if (c->given && strcmp(c->dir, r0.dir) != 0)
         tio_err_set(err, TIO_E_INFO_VALUE,
                     "%s: processes name different directories: \"%s\" here, \"%s\" on rank 0",
-                    TIO_NBHD_DIRNAME_KEY, c->dir, r0.dir);
+                    TIO_NBHD_HINT_DIRNAME, c->dir, r0.dir);
     else if ((int)c->alg != r0.alg)
         tio_err_set(err, TIO_E_INFO_VALUE,
                     "%s: processes ask for different algorithms: %s here, %s on rank 0",
-                    TIO_NBHD_ALGORITHM_KEY, tio_nbhd_algorithm_name(c->alg),
+                    TIO_NBHD_HINT_ALGORITHM, tio_nbhd_algorithm_name(c->alg),
                     tio_nbhd_algorithm_name((enum tio_nbhd_algorithm)r0.alg));
     return tio_agree(c->comm, err, NULL, 0);
 }

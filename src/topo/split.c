@@ -98,7 +98,7 @@ static int split(MPI_Comm comm, const char *dirname, int key, MPI_Info info,
         }
 #endif
         tio_err_set(&err, TIO_E_INFO_KEY, "no directory to probe: set info key %s%s",
-                    TIO_NBHD_DIRNAME_KEY, from_split_type ? "" : " or pass dirname");
+                    TIO_NBHD_HINT_DIRNAME, from_split_type ? "" : " or pass dirname");
         goto fail;
     }
 

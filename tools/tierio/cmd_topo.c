@@ -158,7 +158,7 @@ static int discover(const struct topo_cli *t, const char *dir)
 {
     MPI_Info info;
     MPI_Info_create(&info);
-    MPI_Info_set(info, TIO_NBHD_ALGORITHM_KEY, tio_nbhd_algorithm_name(t->alg));
+    MPI_Info_set(info, TIO_NBHD_HINT_ALGORITHM, tio_nbhd_algorithm_name(t->alg));
     MPI_Comm c = MPI_COMM_NULL;
     int rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, dir, 0, info, &c);
     MPI_Info_free(&info);
