@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+import results
 import showcase_cluster
 
 # Benchmark arguments per --size. "small" runs in seconds on 2 cores.
@@ -752,6 +753,20 @@ SECTIONS: List[Callable[[Runner], Section]] = [section_mstream, section_dht, sec
 # Table
 # --------------------------------------------------------------------------------------------
 
+def table_records(sections: List[Section], runner: "Runner", command: str) -> List[dict]:
+    """The run and every row of the table as JSON records, for bench/results.py."""
+    a = runner.args
+    recs = [results.run_record(a.mpi, runner.launcher, a.np, a.size, command)]
+    for sec in sections:
+        for row in sec.rows:
+            recs.append({"showcase": "row", "section": sec.title, **row.__dict__})
+        for e in sec.errors:
+            recs.append({"showcase": "row", "section": sec.title, "bench": sec.title.split()[0],
+                         "test": "FAILED", "subject": "", "result": "", "verified": False,
+                         "note": e.splitlines()[0]})
+    return recs
+
+
 def print_table(sections: List[Section], show_all: bool, allow_memory: bool) -> int:
     header = ["benchmark", "test", "window/method", "result", "baseline", "ratio",
               "verified", "note"]
@@ -839,7 +854,11 @@ def main() -> int:
                     "MPI without tierio)")
     ap.add_argument("--only", metavar="SECTION,...",
                     help="run only these sections: " + ", ".join(section_names()))
-    ap.add_argument("--json-out", help="also write every JSON record to this file")
+    ap.add_argument("--json-out", help="also write every JSON record to this file (the "
+                    "benchmarks' own, then the run and the table rows: bench/results.py)")
+    ap.add_argument("--results-md", metavar="PATH",
+                    help="also rewrite this Markdown file (bench/RESULTS.md) with the table, "
+                    "the date, the machine and the MPI; its previous measurements are kept")
     ap.add_argument("-v", "--verbose", action="store_true", help="show commands and stderr")
     args = ap.parse_args()
     if args.np < 1:
@@ -882,6 +901,11 @@ def main() -> int:
             print(h)
     print()
     failures = print_table(sections, args.all, args.allow_memory)
+    if args.json_out or args.results_md:
+        runner.records += table_records(sections, runner, " ".join(sys.argv))
+    if args.results_md:
+        results.write(args.results_md, runner.records)
+        print(f"wrote {args.results_md}")
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as f:
             for rec in runner.records:

@@ -1,4 +1,5 @@
-/* ummap.h — user-level memory-mapped I/O (uMMAP-IO compatible API, DESIGN.md contract 2).
+/* ummap.h — user-level memory-mapped I/O (uMMAP-IO compatible API:
+ * ch. 6 of Rivas-Gomez, PhD thesis, KTH 2019; docs/ummap.md).
  *
  * A mapping reserves address space and divides it into segments of seg_size bytes. The first
  * access to a segment loads it from the file (or zero-fills it when read_file is 0); writes

@@ -1,5 +1,5 @@
-/* Two-phase aggregation (seed 002, MA-TAPIOCA; its Algorithms 1 and 2). Full guide:
- * docs/agg.md.
+/* Two-phase aggregation (MA-TAPIOCA, Tessier et al., ICS 2018: its Algorithms 1 and 2).
+ * Full guide: docs/agg.md.
  *
  * Processes declare their upcoming accesses once; the engine cuts the file into one
  * domain per aggregator and each domain into rounds of one buffer; a placement strategy

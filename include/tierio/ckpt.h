@@ -1,7 +1,7 @@
 /* Multi-level checkpointing: write a checkpoint to the fastest node-local tier, make it
  * durable there, and drain it to the global tier (the parallel file system) in the
- * background. After seed 003 §6 (FILE_SYNC_LOCAL, then FILE_SYNC); SCR and VeloC are the
- * peers. Full guide: docs/ckpt.md.
+ * background. After §6 of Latham et al., ICPADS 2017 (FILE_SYNC_LOCAL, then FILE_SYNC);
+ * SCR and VeloC are the peers. Full guide: docs/ckpt.md.
  *
  * A checkpoint is a set of files, any number per process, named by the application and
  * written with whatever I/O it likes (POSIX, stdio, HDF5, ...) to the paths

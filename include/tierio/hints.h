@@ -1,4 +1,4 @@
-/* Names of the storage-window info hints (DESIGN.md, compatibility contract 1).
+/* Names of the storage-window info hints (docs/win.md; after Rivas-Gomez et al., CCGrid 2017).
  *
  * Set them with MPI_Info_set on the info passed to MPI_Win_allocate,
  * MPI_Win_allocate_shared or MPI_Alloc_mem (the latter for MPI_Win_attach on

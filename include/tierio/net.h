@@ -1,4 +1,5 @@
-/* The network between the nodes of a tiers handle (seed 002, MA-TAPIOCA §3.1 Listing 2:
+/* The network between the nodes of a tiers handle (MA-TAPIOCA: §3.1 Listing 2 of
+ * Tessier et al., ICS 2018:
  * networkBandwidth, networkLatency, networkDistanceBetweenRanks, networkDistanceToIONode).
  * Full guide: docs/tier.md.
  *

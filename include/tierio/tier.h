@@ -1,5 +1,5 @@
-/* Memory and storage tiers, buffers on them, and where to aggregate data (seed 002,
- * MA-TAPIOCA §3.1 Listing 1 and §3.2). Full guide: docs/tier.md.
+/* Memory and storage tiers, buffers on them, and where to aggregate data (MA-TAPIOCA:
+ * §3.1 Listing 1 and §3.2 of Tessier et al., ICS 2018). Full guide: docs/tier.md.
  *
  * A tiers handle is the machine as the processes of a communicator see it: the tiers of
  * each process's node (DRAM; high-bandwidth memory where hwloc reports it; node-local
@@ -45,7 +45,7 @@ enum tio_tier_kind {
     TIO_TIER_GLOBAL      /* the global (parallel) file system: a directory every node sees */
 };
 
-/* How long data on a tier lives (seed 002: memPersistency). Ordered. */
+/* How long data on a tier lives (MA-TAPIOCA, Tessier et al., ICS 2018: memPersistency). Ordered. */
 enum tio_persistence {
     TIO_PERSIST_NONE = 0, /* as long as the buffer */
     TIO_PERSIST_JOB,      /* until the end of the job (node-local storage) */
@@ -119,8 +119,8 @@ const char *tio_tier_kind_name(enum tio_tier_kind kind);
 const char *tio_persistence_name(enum tio_persistence persistence);
 const char *tio_scope_name(enum tio_scope scope);
 
-/* ---- buffers on a tier (seed 002 Listing 1: memAlloc, memWrite, memRead, memFlush,
- * memFree) ---------------------------------------------------------------------------- */
+/* ---- buffers on a tier (Listing 1 of Tessier et al., ICS 2018: memAlloc, memWrite,
+ * memRead, memFlush, memFree) -------------------------------------------------------- */
 
 typedef struct tio_buf *tio_buf_t;
 
@@ -171,7 +171,7 @@ int tio_buf_win(tio_buf_t buf, MPI_Win *win);
  * TIO_BUF_KEEP) the files, and sets *buf to NULL. */
 int tio_buf_free(tio_buf_t *buf);
 
-/* ---- where to aggregate: the cost model (seed 002 §3.2) ------------------------------
+/* ---- where to aggregate: the cost model (§3.2 of Tessier et al., ICS 2018) ----------
  *
  * For a set of producers i each holding ω(i) bytes in memory and a candidate tier A on
  * some node, with l = max(l_network, l_A) and B(i->A) = min(B_network, B_i, B_A):
@@ -188,10 +188,11 @@ int tio_buf_free(tio_buf_t *buf);
 
 /* Flags of struct tio_cost_opts. */
 #define TIO_COST_DRAIN_AT_TIER_SPEED 1 /* bound Cost_T's bandwidth by the candidate's read
-                                          bandwidth too (seed 002's Table 2 does not) */
+                                          bandwidth too (Table 2 of Tessier et al.,
+                                          ICS 2018 does not) */
 
 struct tio_cost_opts {
-    enum tio_persistence persistence; /* what the aggregated data needs (seed 002:
+    enum tio_persistence persistence; /* what the aggregated data needs (MA-TAPIOCA:
                                          MA-TAPIOCA_PERSISTENCY); NONE = any tier */
     unsigned long long nbuf;          /* N_buff aggregation buffers of */
     unsigned long long bufsize;       /* S_buff bytes: the room a non-persistent

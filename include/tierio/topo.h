@@ -1,5 +1,5 @@
-/* Storage-topology discovery: which processes share a directory (DESIGN.md, compatibility
- * contract 3; seed 003, "portable storage-topology discovery in MPI").
+/* Storage-topology discovery: which processes share a directory (docs/topo.md; after
+ * Latham et al., "portable storage-topology discovery in MPI", ICPADS 2017).
  *
  * tio_comm_split_neighborhood splits a communicator into one communicator per group of
  * processes that see the same directory: every process of a group can open a file that
