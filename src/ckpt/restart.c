@@ -138,154 +138,190 @@ static void restore_node_manifest(const struct tio_manifest *m, const char *lvdi
     free(t);
 }
 
-/* Is version v usable? 1: yes, and the handle now points at it; 0: no (why logged), or
- * an error (agreed) in err. */
-static int evaluate(struct tio_ckpt *ck, long long v, int *level, struct tio_err *err)
-{
-    const int has_local = ck->cfg.local[0] != 0, has_global = ck->cfg.global[0] != 0;
-    char lvdir[PATH_MAX] = "", gvdir[PATH_MAX] = "";
-    if (has_local)
-        tio_ckpt_vdir(lvdir, sizeof lvdir, ck->cfg.local, ck->name, v);
-    if (has_global)
-        tio_ckpt_vdir(gvdir, sizeof gvdir, ck->cfg.global, ck->name, v);
-    struct tio_err why; /* why this process has no source: not an error of the call */
-    tio_err_clear(&why);
+/* One version being evaluated for a restart, and what the steps found. */
+struct candidate {
+    long long v;
+    int has_local, has_global;
+    char lvdir[PATH_MAX], gvdir[PATH_MAX];
+    struct tio_manifest m; /* the reference manifest (parsed when evaluate_manifest says 1) */
+    int gvalid;            /* the global manifest is intact */
+    int local_man;         /* this process's local manifest is the reference's copy */
+    int local_ok, partner_ok, global_ok; /* where this process's files can come from */
+    int *need, *held;      /* partner copies: per rank, needs one / one is held */
+    struct tio_err why;    /* why this process has no source: not an error of the call */
+    struct tio_err gwhy;   /* ... and what is wrong with the global copy */
+};
 
-    /* The reference manifest: global if intact, else the lowest rank's intact local copy. */
+/* The reference manifest: global if intact, else the lowest rank's intact local copy;
+ * parsed into c->m, compared with this process's local copy. 1 when there is one (err may
+ * still hold an error: a manifest of another job size), 0 when no level has an intact one
+ * (agreed). */
+static int reference_manifest(struct tio_ckpt *ck, struct candidate *c, struct tio_err *err)
+{
     size_t llen = 0, glen = 0, rlen;
-    char *ltext = has_local ? read_manifest(ck, lvdir, v, &llen, &why) : NULL;
+    char *ltext = c->has_local ? read_manifest(ck, c->lvdir, c->v, &llen, &c->why) : NULL;
     char *gtext = NULL;
-    int gvalid = 0, root = 0;
-    if (ck->rank == 0 && has_global) {
+    int root = 0;
+    if (ck->rank == 0 && c->has_global) {
         struct tio_err gwhy;
         tio_err_clear(&gwhy);
-        gtext = read_manifest(ck, gvdir, v, &glen, &gwhy);
-        gvalid = gtext != NULL;
+        gtext = read_manifest(ck, c->gvdir, c->v, &glen, &gwhy);
+        c->gvalid = gtext != NULL;
     }
-    PMPI_Bcast(&gvalid, 1, MPI_INT, 0, ck->comm);
-    if (!gvalid) {
+    PMPI_Bcast(&c->gvalid, 1, MPI_INT, 0, ck->comm);
+    if (!c->gvalid) {
         int mine = ltext ? ck->rank : ck->size;
         PMPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, ck->comm);
         if (root == ck->size) {
             free(ltext);
             if (ck->rank == 0)
                 TIO_WARN("checkpoint \"%s\" version %lld: no intact manifest at any level; "
-                         "trying an older version", ck->name, v);
+                         "trying an older version", ck->name, c->v);
             return 0;
         }
     }
-    rlen = gvalid ? glen : llen;
-    char *rtext = bcast_text(ck->comm, ck->rank, root, gvalid ? gtext : ltext, &rlen);
-    struct tio_manifest m;
-    if (tio_manifest_parse(rtext, rlen, &m, err) == TIO_OK && m.nranks != ck->size)
+    rlen = c->gvalid ? glen : llen;
+    char *rtext = bcast_text(ck->comm, ck->rank, root, c->gvalid ? gtext : ltext, &rlen);
+    if (tio_manifest_parse(rtext, rlen, &c->m, err) == TIO_OK && c->m.nranks != ck->size)
         tio_err_set(err, TIO_E_ARG, "checkpoint \"%s\" version %lld was written by %d "
-                    "processes; this communicator has %d", ck->name, v, m.nranks, ck->size);
-    int local_man = ltext && llen == rlen && !memcmp(ltext, rtext, rlen);
-    if (ltext && !local_man)
-        tio_err_set(&why, TIO_E_IO, "the manifest in \"%s\" differs from the reference copy",
-                    lvdir);
+                    "processes; this communicator has %d", ck->name, c->v, c->m.nranks,
+                    ck->size);
+    c->local_man = ltext && llen == rlen && !memcmp(ltext, rtext, rlen);
+    if (ltext && !c->local_man)
+        tio_err_set(&c->why, TIO_E_IO, "the manifest in \"%s\" differs from the reference "
+                    "copy", c->lvdir);
     if (rtext != ltext && rtext != gtext)
         free(rtext);
     free(ltext);
     free(gtext);
-    if (err->cls != TIO_OK) {
-        tio_manifest_free(&m);
-        return 0;
-    }
+    return 1;
+}
 
-    /* Sources, in order of preference. */
-    int local_ok = has_local && local_man && files_match(&m, ck->rank, lvdir, 0, &why);
-    int *need = NULL, *held = NULL, partner_ok = 0;
+/* Where this process's files can come from, in order of preference: its local copy, a
+ * partner's copy (which processes need one and which are held is agreed), the global
+ * copy. */
+static void find_sources(struct tio_ckpt *ck, struct candidate *c)
+{
+    c->local_ok = c->has_local && c->local_man && files_match(&c->m, ck->rank, c->lvdir, 0,
+                                                              &c->why);
     if (ck->cfg.partner) {
-        need = calloc((size_t)ck->size, sizeof *need);
-        held = calloc((size_t)ck->size, sizeof *held);
-        if (!need || !held)
+        c->need = calloc((size_t)ck->size, sizeof *c->need);
+        c->held = calloc((size_t)ck->size, sizeof *c->held);
+        if (!c->need || !c->held)
             PMPI_Abort(ck->comm, 1);
-        need[ck->rank] = !local_ok;
-        PMPI_Allreduce(MPI_IN_PLACE, need, ck->size, MPI_INT, MPI_MAX, ck->comm);
+        c->need[ck->rank] = !c->local_ok;
+        PMPI_Allreduce(MPI_IN_PLACE, c->need, ck->size, MPI_INT, MPI_MAX, ck->comm);
         for (int i = 0; i < ck->nsenders; i++) {
             int s = ck->senders[i];
             struct tio_err pwhy;
             tio_err_clear(&pwhy);
-            if (!need[s])
+            if (!c->need[s])
                 continue;
-            held[s] = local_man && files_match(&m, s, lvdir, 1, &pwhy);
-            if (!held[s])
+            c->held[s] = c->local_man && files_match(&c->m, s, c->lvdir, 1, &pwhy);
+            if (!c->held[s])
                 TIO_INFO("checkpoint \"%s\" version %lld: partner copy of rank %d unusable: %s",
-                         ck->name, v, s, local_man ? pwhy.msg : "no intact manifest here");
+                         ck->name, c->v, s, c->local_man ? pwhy.msg : "no intact manifest here");
         }
-        PMPI_Allreduce(MPI_IN_PLACE, held, ck->size, MPI_INT, MPI_MAX, ck->comm);
-        partner_ok = !local_ok && held[ck->rank];
+        PMPI_Allreduce(MPI_IN_PLACE, c->held, ck->size, MPI_INT, MPI_MAX, ck->comm);
+        c->partner_ok = !c->local_ok && c->held[ck->rank];
     }
-    int global_ok = 0;
-    struct tio_err gwhy;
-    tio_err_clear(&gwhy);
-    if (!local_ok && !partner_ok && has_global) {
-        if (gvalid)
-            global_ok = files_match(&m, ck->rank, gvdir, 0, &gwhy);
+    if (!c->local_ok && !c->partner_ok && c->has_global) {
+        if (c->gvalid)
+            c->global_ok = files_match(&c->m, ck->rank, c->gvdir, 0, &c->gwhy);
         else
-            tio_err_set(&gwhy, TIO_E_IO, "no intact global manifest in \"%s\"", gvdir);
+            tio_err_set(&c->gwhy, TIO_E_IO, "no intact global manifest in \"%s\"", c->gvdir);
     }
-    int ok = local_ok || partner_ok || global_ok, all_ok = 0;
+}
+
+/* Every process has a source (agreed); when one has none, rank 0 logs the lowest failing
+ * rank's reason, saying what is wrong with each copy it looked at. */
+static int all_have_sources(struct tio_ckpt *ck, struct candidate *c)
+{
+    int ok = c->local_ok || c->partner_ok || c->global_ok, all_ok = 0;
     if (ok) {
-        tio_err_clear(&why);
+        tio_err_clear(&c->why);
     } else {
-        /* Say what is wrong with each copy this process looked at. */
         struct tio_err both;
         tio_err_clear(&both);
         tio_err_set(&both, TIO_E_IO, "no intact copy of its files%s%.200s%s%.200s%s",
-                    why.cls ? " (local: " : "", why.msg, why.cls && gwhy.cls ? "; global: "
-                    : gwhy.cls ? " (global: " : "", gwhy.msg,
-                    why.cls || gwhy.cls ? ")" : "");
-        why = both;
+                    c->why.cls ? " (local: " : "", c->why.msg,
+                    c->why.cls && c->gwhy.cls ? "; global: " : c->gwhy.cls ? " (global: " : "",
+                    c->gwhy.msg, c->why.cls || c->gwhy.cls ? ")" : "");
+        c->why = both;
     }
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ck->comm);
     if (!all_ok) {
-        tio_agree(ck->comm, &why, NULL, 0); /* the lowest failing rank's reason, to log */
+        tio_agree(ck->comm, &c->why, NULL, 0);
         if (ck->rank == 0)
             TIO_WARN("checkpoint \"%s\" version %lld is not usable, trying an older version: "
-                     "%s", ck->name, v, why.msg);
-        free(need);
-        free(held);
-        tio_manifest_free(&m);
-        return 0;
+                     "%s", ck->name, c->v, c->why.msg);
     }
+    return all_ok;
+}
 
-    int mylevel = local_ok ? TIO_CKPT_LEVEL_LOCAL
-                  : partner_ok ? TIO_CKPT_LEVEL_PARTNER : TIO_CKPT_LEVEL_GLOBAL;
-    PMPI_Allreduce(&mylevel, level, 1, MPI_INT, MPI_MAX, ck->comm);
+/* The processes that restart from a partner copy get their files back locally; a node
+ * that lost its manifest gets it back once all its processes have their files there
+ * again. Errors agreed. */
+static void rebuild_from_partners(struct tio_ckpt *ck, struct candidate *c, struct tio_err *err)
+{
     int any_partner = 0;
-    if (ck->cfg.partner) {
-        /* held[r] && need[r]: r rebuilds from its partner copy. */
-        for (int r = 0; r < ck->size; r++) {
-            held[r] = held[r] && need[r];
-            any_partner |= held[r];
-        }
+    /* held[r] && need[r]: r rebuilds from its partner copy. */
+    for (int r = 0; r < ck->size; r++) {
+        c->held[r] = c->held[r] && c->need[r];
+        any_partner |= c->held[r];
     }
-    if (any_partner) {
-        rebuild(ck, &m, lvdir, held, err);
-        if (tio_agree(ck->comm, err, NULL, 0) == TIO_OK) {
-            /* A node that lost its manifest gets it back once all its processes have
-             * their files there again. */
-            int here = local_ok || partner_ok, all_here = 0;
-            PMPI_Allreduce(&here, &all_here, 1, MPI_INT, MPI_MIN, ck->nbhd);
-            if (ck->nbhd_rank == 0 && all_here && !local_man)
-                restore_node_manifest(&m, lvdir, err);
-            tio_agree(ck->comm, err, NULL, 0);
-        }
+    if (!any_partner)
+        return;
+    rebuild(ck, &c->m, c->lvdir, c->held, err);
+    if (tio_agree(ck->comm, err, NULL, 0) == TIO_OK) {
+        int here = c->local_ok || c->partner_ok, all_here = 0;
+        PMPI_Allreduce(&here, &all_here, 1, MPI_INT, MPI_MIN, ck->nbhd);
+        if (ck->nbhd_rank == 0 && all_here && !c->local_man)
+            restore_node_manifest(&c->m, c->lvdir, err);
+        tio_agree(ck->comm, err, NULL, 0);
     }
-    free(need);
-    free(held);
-    if (err->cls != TIO_OK) {
-        tio_manifest_free(&m);
+}
+
+/* Is version v usable? 1: yes, from *level (the slowest source any process uses), and the
+ * handle now points at it; 0: no (why logged), or an error (agreed) in err. */
+static int evaluate(struct tio_ckpt *ck, long long v, int *level, struct tio_err *err)
+{
+    struct candidate c = {.v = v, .has_local = ck->cfg.local[0] != 0,
+                          .has_global = ck->cfg.global[0] != 0};
+    tio_err_clear(&c.why);
+    tio_err_clear(&c.gwhy);
+    if (c.has_local)
+        tio_ckpt_vdir(c.lvdir, sizeof c.lvdir, ck->cfg.local, ck->name, v);
+    if (c.has_global)
+        tio_ckpt_vdir(c.gvdir, sizeof c.gvdir, ck->cfg.global, ck->name, v);
+    if (!reference_manifest(ck, &c, err))
+        return 0;
+    int usable = err->cls == TIO_OK;
+    if (usable) {
+        find_sources(ck, &c);
+        usable = all_have_sources(ck, &c);
+    }
+    if (usable) {
+        int mylevel = c.local_ok     ? TIO_CKPT_LEVEL_LOCAL
+                      : c.partner_ok ? TIO_CKPT_LEVEL_PARTNER
+                                     : TIO_CKPT_LEVEL_GLOBAL;
+        PMPI_Allreduce(&mylevel, level, 1, MPI_INT, MPI_MAX, ck->comm);
+        if (ck->cfg.partner)
+            rebuild_from_partners(ck, &c, err);
+        usable = err->cls == TIO_OK;
+    }
+    free(c.need);
+    free(c.held);
+    if (!usable) {
+        tio_manifest_free(&c.m);
         return 0;
     }
-    snprintf(ck->vdir, sizeof ck->vdir, "%s", local_ok || partner_ok ? lvdir : gvdir);
+    snprintf(ck->vdir, sizeof ck->vdir, "%s", c.local_ok || c.partner_ok ? c.lvdir : c.gvdir);
     tio_manifest_free(&ck->man);
-    ck->man = m;
+    ck->man = c.m;
     if (*level <= TIO_CKPT_LEVEL_PARTNER)
         ck->local_complete = v;
-    if (gvalid)
+    if (c.gvalid)
         ck->global_complete = v;
     return 1;
 }
