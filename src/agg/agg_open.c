@@ -11,6 +11,7 @@
 
 #include "agg/handle.h"
 #include "tier/tier_env.h"
+#include "util/node.h"
 #include "agg/mpierr.h"
 #include "tierio/net.h"
 #include "util/error_mpi.h"
@@ -86,27 +87,6 @@ static void probe_target(struct tio_agg *a, int *created, int64_t *blk, char **t
     }
 }
 
-/* Which node each process is on, without the tiers handle: MPI's shared-memory domains,
- * numbered in the order of their lowest ranks (as the tier layer numbers them). */
-static void find_nodes(struct tio_agg *a)
-{
-    int leader = a->rank;
-    MPI_Comm node;
-    PMPI_Comm_split_type(a->icomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
-    PMPI_Comm_free(&node);
-    PMPI_Allgather(&leader, 1, MPI_INT, a->node_of, 1, MPI_INT, a->icomm);
-    /* node_of holds leaders: renumber them 0, 1, ... in rank order. */
-    a->nnodes = 0;
-    for (int r = 0; r < a->size; r++) {
-        if (a->node_of[r] == r)
-            a->node_of[r] = -(++a->nnodes); /* a new node, marked */
-        else
-            a->node_of[r] = a->node_of[a->node_of[r]];
-    }
-    for (int r = 0; r < a->size; r++)
-        a->node_of[r] = -a->node_of[r] - 1;
-}
 
 static void release(struct tio_agg *a)
 {
@@ -325,8 +305,8 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
     if (a->tiers)
         for (int r = 0; a->node_of && r < a->size; r++)
             tio_net_node(a->tiers, r, &a->node_of[r], NULL, 1);
-    else if (a->node_of)
-        find_nodes(a);
+    else if (a->node_of) /* without the tiers handle: the same numbering (util/node.h) */
+        tio_node_numbers(a->icomm, MPI_COMM_NULL, a->node_of, &a->nnodes, err);
     if (err->cls == TIO_OK && tio_agg_make_groups(a, err) == TIO_OK &&
         a->set.target != TIO_AGG_TARGET_FILE)
         tio_agg_data_dir(a, err);

@@ -11,6 +11,7 @@
 #include "tier/filemap.h"
 #include "util/error_mpi.h"
 #include "util/log.h"
+#include "util/node.h"
 #include "util/agree.h"
 #include "win/hints.h"
 #include "win/translate.h"
@@ -45,15 +46,9 @@ static int enabled(void)
 
 static int all_on_one_node(MPI_Comm comm)
 {
-    MPI_Comm node;
-    int n, nn = -1;
+    int n;
     PMPI_Comm_size(comm, &n);
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS)
-        return 0;
-    PMPI_Comm_size(node, &nn);
-    PMPI_Comm_free(&node);
-    return nn == n;
+    return tio_node_size(comm) == n;
 }
 
 /* Map peer p's storage part where this process sees p's window. */

@@ -6,6 +6,7 @@
 
 #include "tierio/win.h"
 #include "tier/memavail.h"
+#include "util/node.h"
 #include "util/error_mpi.h"
 #include "win/hints.h"
 #include "util/log.h"
@@ -66,13 +67,7 @@ int tio_expose_region(struct tio_win_state *st, MPI_Aint size, MPI_Aint disp_uni
 
 uint64_t tio_auto_mem_budget(MPI_Comm comm)
 {
-    MPI_Comm node;
-    int nlocal = 1;
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
-        PMPI_Comm_size(node, &nlocal);
-        PMPI_Comm_free(&node);
-    }
+    int nlocal = tio_node_size(comm);
     /* Keep a tenth back for the application's other needs and the page cache. */
     return tio_mem_available() / 10 * 9 / (uint64_t)nlocal;
 }

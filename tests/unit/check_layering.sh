@@ -9,6 +9,8 @@
 #    launcher's variables that ummap/memnode_env.c reads to name a node's group; and no
 #    MPI_Info_get* outside util/settings_mpi.c (the agg MPI-IO route copies info objects
 #    whole, by key number).
+#  - one node numbering: the MPI_COMM_TYPE_SHARED split is made in util/node.c only, so
+#    that tiers, aggregation and storage windows agree on what a node is.
 # Usage: check_layering.sh SOURCE_DIR
 top=${1:?usage: check_layering.sh SOURCE_DIR}
 status=0
@@ -31,6 +33,13 @@ info=$(cd "$top" && grep -rnE 'MPI_Info_get(_valuelen|_string)?[[:space:]]*\(' s
 if [ -n "$info" ]; then
   echo "MPI_Info read outside util/settings_mpi.c (declare the key in its layer's table):"
   echo "$info"
+  status=1
+fi
+split=$(cd "$top" && grep -rn 'MPI_COMM_TYPE_SHARED' src --include='*.c' |
+          grep -vE '^src/(util/node\.c|pmpi/)')
+if [ -n "$split" ]; then
+  echo "a node split outside util/node.c (use tio_node_comm / tio_node_numbers):"
+  echo "$split"
   status=1
 fi
 [ $status -eq 0 ] && echo "layering: ok"
