@@ -31,6 +31,9 @@
 #define TIERIO_TIER_H
 
 #include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -261,6 +264,38 @@ struct tio_placement {
  * there was), or when a figure the model needs is unknown (run `tierio probe`). */
 int tio_cost_place(tio_tiers_t tiers, MPI_Comm comm, unsigned long long bytes, int eligible,
                    const struct tio_cost_opts *opts, struct tio_placement *out);
+
+/* ---- measuring a machine into a site file (what `tierio probe` does) ------------------ */
+
+struct tio_site_probe_opts {
+    const char *site;          /* a site file to start from: its tiers are measured again, its
+                                  hops and capacities kept (NULL: $TIERIO_SITE, if set) */
+    const char *const *tiers;  /* storage tiers to measure, "NAME=KIND:/PATH" (KIND node-local
+                                  or global) */
+    int ntiers;
+    const char *node_local;    /* without site and tiers: a node-local directory to measure
+                                  (NULL: $TIERIO_NODE_LOCAL) ... */
+    const char *pfs;           /* ... and a global one (NULL: $TIERIO_PFS) */
+    size_t size;               /* bytes moved per tier and pass: a multiple of 1 MiB, at least
+                                  4 MiB (0: 64 MiB) */
+    const char *out;           /* the site file to write (durably replaced); "-": stdout */
+    FILE *report;              /* where rank 0 prints the figures (NULL: stdout) */
+};
+
+/* Collective over comm. Rank 0 measures the latency and bandwidths of its node's tiers
+ * (DRAM, the HBM hwloc reports, NUMA-bound DRAM and the storage directories of the site
+ * file or the options); with ranks on two nodes or more, the network between rank 0 and a
+ * rank of another node and within rank 0's node; rank 0 prints the figures and writes the
+ * site file. While it runs, SIGINT and SIGTERM remove the probe file before the process
+ * ends (the caller's handlers are restored after). Returns, on every process, 0; 1 when a
+ * measurement or the write failed (no site file written); 2 when the options or the site
+ * file are wrong. Messages go to stderr. */
+int tio_site_probe(MPI_Comm comm, const struct tio_site_probe_opts *opts);
+
+/* A size as tierio reads it everywhere (site file, hints, command line): bytes, or with
+ * K, M, G, T (powers of 1024; also KiB ...) or KB, MB, GB, TB (powers of 1000). 0, or -1
+ * for anything else. */
+int tio_parse_size(const char *s, uint64_t *bytes);
 
 #ifdef __cplusplus
 }
