@@ -11,5 +11,6 @@
 #include "tierio/tier.h"
 #include "tierio/net.h"
 #include "tierio/agg.h"
+#include "tierio/settings.h"
 
 #endif

@@ -143,8 +143,10 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_agg_keys = {"aggregation", "agg.md", keys,
+const struct tio_key_table tio_agg_keys = {20, "aggregation", "agg.md", keys,
                                            sizeof keys / sizeof *keys};
+TIO_SETTINGS_REGISTER(tio_agg_keys)
+
 
 void tio_agg_settings_default(struct tio_agg_settings *s)
 {

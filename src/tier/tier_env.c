@@ -17,8 +17,10 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_tier_env_keys = {"tiers (environment)", "tier.md", keys,
+const struct tio_key_table tio_tier_env_keys = {50, "tiers (environment)", "tier.md", keys,
                                                 sizeof keys / sizeof *keys};
+TIO_SETTINGS_REGISTER(tio_tier_env_keys)
+
 
 int tio_tier_env(struct tio_tier_env *e, struct tio_err *err)
 {

@@ -65,8 +65,10 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_topo_keys = {"storage topology", "topo.md", keys,
+const struct tio_key_table tio_topo_keys = {30, "storage topology", "topo.md", keys,
                                             sizeof keys / sizeof *keys};
+TIO_SETTINGS_REGISTER(tio_topo_keys)
+
 
 /* This process's view of the arguments. */
 static void parse_local(struct topo_call *c, const char *dirname, MPI_Info info,

@@ -100,8 +100,10 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_um_env_table = {"user-level mmap engine (environment)",
+const struct tio_key_table tio_um_env_table = {60, "user-level mmap engine (environment)",
                                                "ummap.md", keys, sizeof keys / sizeof *keys};
+TIO_SETTINGS_REGISTER(tio_um_env_table)
+
 
 int tio_um_env_bulk_sync(struct tio_err *err)
 {

@@ -25,7 +25,9 @@ static const struct tio_key keys[] = {
      .doc = "what tierio logs on stderr, each line prefixed with the rank."},
 };
 
-const struct tio_key_table tio_log_keys = {"logging", NULL, keys, 1};
+const struct tio_key_table tio_log_keys = {90, "logging", NULL, keys, 1};
+TIO_SETTINGS_REGISTER(tio_log_keys)
+
 
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;
 static enum tio_log_level level = TIO_LOG_WARN;

@@ -1,5 +1,7 @@
 #include "util/settings.h"
 
+#include "tierio/settings.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -388,4 +390,51 @@ void tio_settings_markdown(FILE *out, const struct tio_key_table *const *tables,
             fputs(" |\n", out);
         }
     }
+}
+
+/* ---- the registry ---------------------------------------------------------------- */
+
+#define TABLES_MAX 32
+static const struct tio_key_table *tables[TABLES_MAX];
+static size_t ntables;
+
+/* Called from constructors, before main and before any thread: no lock needed. */
+void tio_settings_register(const struct tio_key_table *t)
+{
+    if (ntables == TABLES_MAX)
+        return; /* more layers than this would be caught by test_settings */
+    size_t i = ntables++;
+    for (; i > 0 && tables[i - 1]->order > t->order; i--)
+        tables[i] = tables[i - 1];
+    tables[i] = t;
+}
+
+const struct tio_key_table *const *tio_settings_tables(size_t *n)
+{
+    *n = ntables;
+    return tables;
+}
+
+static void print_plain(FILE *out)
+{
+    char now[TIO_KEY_VAL_MAX + 1];
+    for (size_t t = 0; t < ntables; t++) {
+        fprintf(out, "%s\n", tables[t]->layer);
+        for (size_t i = 0; i < tables[t]->n; i++) {
+            const struct tio_key *k = &tables[t]->keys[i];
+            fprintf(out, "  %-30s %-26s %s", k->name ? k->name : "-", k->env ? k->env : "-",
+                    k->values ? k->values : "");
+            if (k->env && tio_settings_getenv(NULL, k->env, now, sizeof now) >= 0)
+                fprintf(out, "  [now: %s]", now);
+            fputc('\n', out);
+        }
+    }
+}
+
+void tio_settings_print(FILE *out, int markdown)
+{
+    if (markdown)
+        tio_settings_markdown(out, tables, ntables);
+    else
+        print_plain(out);
 }

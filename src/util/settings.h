@@ -87,6 +87,8 @@ struct tio_key {
 #define TIO_KEY_FIELD(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
 
 struct tio_key_table {
+    int order;             /* its place in the reference: the layers from the application
+                              down (windows 10, aggregation 20, ..., logging 90) */
     const char *layer;     /* "storage windows", "aggregation", ... */
     const char *page;      /* its documentation page, docs/<page> */
     const struct tio_key *keys;
@@ -104,6 +106,19 @@ typedef long (*tio_key_get_fn)(void *ctx, const char *key, char *val, size_t len
 
 /* The longest value any key takes (a path). */
 #define TIO_KEY_VAL_MAX 4096
+
+/* Each layer's table enters the reference by itself, when the library is loaded, so that
+ * util/ (below every layer) knows none of them: TIO_SETTINGS_REGISTER(table) after its
+ * definition. */
+void tio_settings_register(const struct tio_key_table *t);
+#define TIO_SETTINGS_REGISTER(table)                                                     \
+    __attribute__((constructor)) static void tio_register_##table(void)                 \
+    {                                                                                    \
+        tio_settings_register(&(table));                                                 \
+    }
+
+/* Every registered table, in reference order; *n of them. */
+const struct tio_key_table *const *tio_settings_tables(size_t *n);
 
 /* Set every field of s to its key's default. */
 void tio_settings_default(const struct tio_key_table *t, void *s);

@@ -290,8 +290,10 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_win_keys = {"storage windows", "win.md", keys,
+const struct tio_key_table tio_win_keys = {10, "storage windows", "win.md", keys,
                                            sizeof keys / sizeof *keys};
+TIO_SETTINGS_REGISTER(tio_win_keys)
+
 
 /* ---- parse and report ----------------------------------------------------------------- */
 
@@ -356,8 +358,10 @@ static const struct tio_key env_keys[] = {
             "false: a window of their own."},
 };
 
-const struct tio_key_table tio_win_env_keys = {"storage windows (environment)", "win.md",
+const struct tio_key_table tio_win_env_keys = {11, "storage windows (environment)", "win.md",
                                                env_keys, 1};
+TIO_SETTINGS_REGISTER(tio_win_env_keys)
+
 
 int tio_win_env(struct tio_win_env *e, struct tio_err *err)
 {

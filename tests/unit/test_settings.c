@@ -48,7 +48,7 @@ static const struct tio_key toy_keys[] = {
     {.name = "t_odd", .type = TIO_KEY_CUSTOM, .def = "1", F(odd), .parse = odd_only},
 };
 #undef F
-static const struct tio_key_table toy = {"toy", NULL, toy_keys, 6};
+static const struct tio_key_table toy = {0, "toy", NULL, toy_keys, 6};
 
 #define kv_get tt_kv_get
 
@@ -163,11 +163,11 @@ static void test_long_values(void)
 
 /* ---- the real tables ------------------------------------------------------------- */
 
-static const struct tio_key_table *const tables[] = {
+static const struct tio_key_table *const known[] = {
     &tio_win_keys, &tio_win_env_keys, &tio_agg_keys, &tio_topo_keys, &tio_ckpt_keys,
     &tio_tier_env_keys, &tio_um_env_table, &tio_log_keys,
 };
-#define NT (sizeof tables / sizeof *tables)
+#define NT (sizeof known / sizeof *known)
 
 /* A getter over the values one struct reports (what MPI_Win_get_info would answer). */
 struct reported {
@@ -191,6 +191,17 @@ static void test_tables(void)
 {
     static char a[64 << 10];
     struct tio_err e;
+    CASE("every layer's table registered itself, in reference order");
+    size_t n;
+    const struct tio_key_table *const *tables = tio_settings_tables(&n);
+    CHECK_EQ(n, NT);
+    for (size_t t = 0; t < NT; t++) {
+        int found = 0;
+        for (size_t u = 0; u < n; u++)
+            found |= tables[u] == known[t];
+        CHECK(found);
+        CHECK(t == 0 || tables[t - 1]->order < tables[t]->order);
+    }
     for (size_t t = 0; t < NT; t++) {
         CASE(tables[t]->layer);
         /* Defaults parse (with an empty environment for the environment tables). */
