@@ -257,11 +257,13 @@ TT_FN pid_t tt_fork(unsigned timeout_s)
 {
     fflush(stdout);
     fflush(stderr);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     CHECK_OK(pid);
     if (pid == 0) {
         tt_ndirs = 0;
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) /* the parent died before prctl could take effect */
+            _exit(1);
         alarm(timeout_s);
     }
     return pid;
