@@ -11,10 +11,10 @@ static char dir[4096], nodelocal[4096 + 16], site[4096 + 16];
 
 static void write_site(const char *path, const char *ssd_capacity, int network)
 {
-    if (et_rank == 0) {
+    if (tt_rank == 0) {
         FILE *f = fopen(path, "w");
         if (!f)
-            ET_FAIL("cannot write %s", path);
+            FAIL_NOW("cannot write %s", path);
         if (network)
             fprintf(f, "[network]\nlatency = 20us\nbandwidth = 2GB/s\n"
                        "node_latency = 1us\nnode_bandwidth = 10GB/s\n");
@@ -44,7 +44,7 @@ static void open_fails(const char *name, int amode, MPI_Info info, struct et_exp
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    et_case = name;
+    CASE(name);
     struct et_snap snap = et_snap_take(dir), snl = et_snap_take(nodelocal);
     tio_agg_t a = (tio_agg_t)ET_SENTINEL;
     int rc = tio_agg_open(MPI_COMM_WORLD, path, amode, info, &a);
@@ -85,7 +85,7 @@ static void test_open(void)
     open_fails("twomodes", MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL, EX_ARG,
                "amode", "exactly one");
     /* Settings that differ between processes. */
-    open_fails("differ", amode, kv("tierio_agg_buffer_size", et_rank ? "2M" : "1M", NULL, NULL),
+    open_fails("differ", amode, kv("tierio_agg_buffer_size", tt_rank ? "2M" : "1M", NULL, NULL),
                EX_INFO_VALUE, "differ from rank 0", NULL);
 
     /* No node-local tier in the site file: the node-local target cannot be. */
@@ -95,10 +95,10 @@ static void test_open(void)
     setenv("TIERIO_SITE", site, 1);
 
     /* MPI_MODE_EXCL on an existing file: the error, and the file left as it was. */
-    et_case = "excl";
+    CASE("excl");
     char path[4200];
     snprintf(path, sizeof path, "%s/exists", dir);
-    if (et_rank == 0) {
+    if (tt_rank == 0) {
         FILE *f = fopen(path, "w");
         fputs("keep me", f);
         fclose(f);
@@ -109,7 +109,7 @@ static void test_open(void)
     int rc = tio_agg_open(MPI_COMM_WORLD, path, amode | MPI_MODE_EXCL, MPI_INFO_NULL, &a);
     et_check_error(rc, (struct et_expect){MPI_ERR_IO, "tierio: I/O error"}, "exists", NULL);
     et_snap_check(&snap, dir, 4096);
-    if (et_rank == 0) {
+    if (tt_rank == 0) {
         char b[16] = "";
         FILE *f = fopen(path, "r");
         CHECK(f && fgets(b, sizeof b, f) && !strcmp(b, "keep me"));
@@ -122,12 +122,12 @@ static void test_open(void)
 static void test_tapioca(void)
 {
     char path[4200];
-    MPI_Offset off = (MPI_Offset)et_rank << 20, len = 1 << 20;
+    MPI_Offset off = (MPI_Offset)tt_rank << 20, len = 1 << 20;
     int id;
     tio_agg_t a;
 
     /* Persistence asked: DRAM does not qualify, node-local storage is too small. */
-    et_case = "tapioca-nospace";
+    CASE("tapioca-nospace");
     write_site(site, "1MiB", 1);
     snprintf(path, sizeof path, "%s/tap", dir);
     MPI_Info info = kv("tierio_agg_strategy", "tapioca", "tierio_agg_persistence", "job");
@@ -137,14 +137,14 @@ static void test_tapioca(void)
     et_check_error(tio_agg_declare(a, 1, &off, &len, &id), EX_NOSPACE, "no tier",
                    "persistence job", NULL);
     CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
-    if (et_rank == 0)
+    if (tt_rank == 0)
         unlink(path);
     et_snap_check(&snap, dir, 4096);
     et_snap_check(&snl, nodelocal, 4096);
     MPI_Info_free(&info);
 
     /* No figures for the network: the cost model cannot run. */
-    et_case = "tapioca-figures";
+    CASE("tapioca-figures");
     write_site(site, "1GiB", 0);
     info = kv("tierio_agg_strategy", "tapioca", NULL, NULL);
     snap = et_snap_take(dir);
@@ -153,7 +153,7 @@ static void test_tapioca(void)
     et_check_error(tio_agg_declare(a, 1, &off, &len, &id), EX_ARG, "network", "unknown",
                    NULL);
     CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
-    if (et_rank == 0)
+    if (tt_rank == 0)
         unlink(path);
     et_snap_check(&snap, dir, 4096);
     MPI_Info_free(&info);
@@ -168,19 +168,19 @@ static void test_access(void)
     tio_agg_t a;
     int id, id2;
     char buf[8192];
-    memset(buf, et_rank + 1, sizeof buf);
+    memset(buf, tt_rank + 1, sizeof buf);
     CHECK_EQ(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &a),
              MPI_SUCCESS);
 
-    et_case = "declare-args";
-    MPI_Offset off = et_rank * 8192, len = 8192, neg = -1;
+    CASE("declare-args");
+    MPI_Offset off = tt_rank * 8192, len = 8192, neg = -1;
     et_check_error(tio_agg_declare(a, -1, &off, &len, &id), EX_ARG, "count -1", NULL);
     et_check_error(tio_agg_declare(a, 1, &off, NULL, &id), EX_ARG, "sizes is NULL", NULL);
     et_check_error(tio_agg_declare(a, 1, &neg, &len, &id), EX_ARG, "piece 0", NULL);
     /* One process wrong: it fails at once. The declaration is the node's (one node here,
      * the node regime), whose other processes learn it at the access's first call: all
      * fail there with its message. Failed declarations use their ids up alike (0-3). */
-    int bad = et_rank == et_size - 1;
+    int bad = tt_rank == tt_size - 1;
     int rc = tio_agg_declare(a, 1, bad ? &neg : &off, &len, &id);
     if (bad)
         et_check_error(rc, EX_ARG, "piece 0 (offset -1", NULL);
@@ -189,23 +189,23 @@ static void test_access(void)
     et_check_error(tio_agg_write(a, 3, buf), EX_ARG, "piece 0 (offset -1", NULL);
     CHECK_EQ(tio_agg_sync(a), MPI_SUCCESS); /* every process was told at the write */
 
-    et_case = "ids";
+    CASE("ids");
     CHECK_EQ(tio_agg_declare(a, 1, &off, &len, &id), MPI_SUCCESS);
     CHECK_EQ(tio_agg_declare(a, 1, &off, &len, &id2), MPI_SUCCESS);
-    et_check_error(tio_agg_write(a, et_rank ? id2 : id, buf), EX_ARG, "different accesses",
+    et_check_error(tio_agg_write(a, tt_rank ? id2 : id, buf), EX_ARG, "different accesses",
                    NULL);
     et_check_error(tio_agg_write(a, 7, buf), EX_ARG, "access 7 was not declared", NULL);
     et_check_error(tio_agg_write(a, id, NULL), EX_ARG, "buf is NULL", NULL);
 
-    et_case = "overlap";
+    CASE("overlap");
     MPI_Offset same = 0;
     int ido;
     CHECK_EQ(tio_agg_declare(a, 1, &same, &len, &ido), MPI_SUCCESS);
     et_check_error(tio_agg_write(a, ido, buf), EX_ARG, "overlap", NULL);
 
-    et_case = "eof";
+    CASE("eof");
     CHECK_EQ(tio_agg_write(a, id, buf), MPI_SUCCESS);
-    MPI_Offset far = ((MPI_Offset)et_size + et_rank) * 8192;
+    MPI_Offset far = ((MPI_Offset)tt_size + tt_rank) * 8192;
     int idf;
     CHECK_EQ(tio_agg_declare(a, 1, &far, &len, &idf), MPI_SUCCESS);
     et_check_error(tio_agg_read(a, idf, buf), (struct et_expect){MPI_ERR_IO, "tierio: I/O error"},
@@ -217,19 +217,19 @@ static void test_access(void)
         CHECK_EQ(got[i], 1);
     CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
 
-    et_case = "readonly";
+    CASE("readonly");
     CHECK_EQ(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &a), MPI_SUCCESS);
     CHECK_EQ(tio_agg_declare(a, 1, &off, &len, &id), MPI_SUCCESS);
     et_check_error(tio_agg_write(a, id, buf), EX_ACCESS, "read-only", NULL);
     memset(got, 0, sizeof got);
     CHECK_EQ(tio_agg_read(a, id, got), MPI_SUCCESS);
     for (int i = 0; i < 8192; i++)
-        CHECK_EQ(got[i], et_rank + 1);
+        CHECK_EQ(got[i], tt_rank + 1);
     CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
 
     /* A write-only handle cannot read, whether the read would be aggregated or made by
      * each process itself (these pieces do not interleave: tierio_agg_read=auto). */
-    et_case = "writeonly";
+    CASE("writeonly");
     CHECK_EQ(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY, info, &a), MPI_SUCCESS);
     CHECK_EQ(tio_agg_declare(a, 1, &off, &len, &id), MPI_SUCCESS);
     et_check_error(tio_agg_read(a, id, got), EX_ACCESS, "opened write-only", NULL);
@@ -240,11 +240,11 @@ static void test_access(void)
     et_check_error(tio_agg_read(a, id, got), EX_ACCESS, "opened write-only", NULL);
     CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
     MPI_Info_delete(info, "tierio_agg_read");
-    if (et_rank == 0)
+    if (tt_rank == 0)
         unlink(path);
 
     /* Subfiles: bytes no extent holds were never written. */
-    et_case = "never-written";
+    CASE("never-written");
     MPI_Info_set(info, "tierio_agg_target", "subfiles");
     CHECK_EQ(tio_agg_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &a),
              MPI_SUCCESS);
@@ -254,7 +254,7 @@ static void test_access(void)
     et_check_error(tio_agg_read(a, idf, buf), (struct et_expect){MPI_ERR_IO, "tierio: I/O error"},
                    "never written", NULL);
     CHECK_EQ(tio_agg_close(&a), MPI_SUCCESS);
-    if (et_rank == 0) {
+    if (tt_rank == 0) {
         char p[4300];
         for (int k = 0; k < 4; k++) {
             snprintf(p, sizeof p, "%s.%d", path, k);
@@ -272,7 +272,7 @@ static void route_fails(const char *name, MPI_Info info, struct et_expect ex, co
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    et_case = name;
+    CASE(name);
     struct et_snap snap = et_snap_take(dir);
     MPI_File fh = (MPI_File)ET_SENTINEL;
     int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
@@ -293,14 +293,14 @@ static void test_route(void)
                                MPI_INFO_NULL, &fh), MPI_SUCCESS);
         CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
     }
-    if (et_rank == 0)
+    if (tt_rank == 0)
         unlink(warm);
     MPI_Barrier(MPI_COMM_WORLD);
     route_fails("route-value", kv("tierio_agg", "maybe", NULL, NULL), EX_INFO_VALUE,
                 "hint tierio_agg=\"maybe\" is invalid");
     route_fails("route-subfiles", kv("tierio_agg", "enable", "tierio_agg_target", "subfiles"),
                 EX_INFO_VALUE, "subfiles and node-local targets are for tio_agg_open");
-    route_fails("route-some", kv("tierio_agg", et_rank ? "enable" : "disable", NULL, NULL),
+    route_fails("route-some", kv("tierio_agg", tt_rank ? "enable" : "disable", NULL, NULL),
                 EX_INFO_VALUE, "enabled on some processes only");
     route_fails("route-count", kv("tierio_agg", "enable", "tierio_agg_buffer_count", "0"),
                 EX_INFO_VALUE, "tierio_agg_buffer_count");
@@ -318,9 +318,9 @@ static void test_no_leak(void)
     snprintf(path, sizeof path, "%s/leak", dir);
     char buf[4096];
     memset(buf, 'x', sizeof buf);
-    MPI_Offset off = et_rank * 4096, len = 4096;
+    MPI_Offset off = tt_rank * 4096, len = 4096;
     struct et_snap snap = {0}, snl = {0};
-    et_case = "no-leak";
+    CASE("no-leak");
     for (int i = 0; i < 6; i++) {
         if (i == 1) { /* after the first round of each: MPI's own first-use memory */
             snap = et_snap_take(dir);
@@ -341,7 +341,7 @@ static void test_no_leak(void)
         CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
         MPI_Info_free(&info);
         MPI_Barrier(MPI_COMM_WORLD);
-        if (et_rank == 0)
+        if (tt_rank == 0)
             unlink(path);
         MPI_Barrier(MPI_COMM_WORLD);
     }
@@ -357,7 +357,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/files", et_root);
     snprintf(nodelocal, sizeof nodelocal, "%s/nodelocal", et_root);
     snprintf(site, sizeof site, "%s/site.conf", et_root);
-    if (et_rank == 0) {
+    if (tt_rank == 0) {
         mkdir(dir, 0755);
         mkdir(nodelocal, 0755);
     }

@@ -27,7 +27,7 @@ static void open_fails(const char *name, MPI_Info info, struct et_expect ex, con
 
 static void test_open_errors(void)
 {
-    et_case = "no info";
+    CASE("no info");
     open_fails("s", MPI_INFO_NULL, EX_INFO_KEY, TIO_CKPT_LOCAL_DIR, TIO_CKPT_GLOBAL_DIR);
 
     struct { const char *kv[3][2]; int n; struct et_expect ex; const char *s1, *s2; } c[] = {
@@ -58,7 +58,7 @@ static void test_open_errors(void)
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         char tag[32];
         snprintf(tag, sizeof tag, "open case %zu", i);
-        et_case = tag;
+        CASE(tag);
         MPI_Info info = info_of(c[i].kv, c[i].n);
         open_fails("s", info, c[i].ex, c[i].s1, c[i].s2);
         MPI_Info_free(&info);
@@ -66,33 +66,33 @@ static void test_open_errors(void)
 
     const char *kv[][2] = {{TIO_CKPT_LOCAL_DIR, g_local}, {TIO_CKPT_GLOBAL_DIR, g_global}};
     MPI_Info info = info_of(kv, 2);
-    et_case = "bad names";
+    CASE("bad names");
     open_fails("a/b", info, EX_ARG, "\"a/b\"", "letters, digits");
     open_fails(".hidden", info, EX_ARG, "\".hidden\"", "must not start with '.'");
     open_fails(NULL, info, EX_ARG, "name", "non-empty");
-    et_case = "names differ";
-    open_fails(et_rank == et_size - 1 ? "other" : "s", info, EX_ARG, "different", "name=");
+    CASE("names differ");
+    open_fails(tt_rank == tt_size - 1 ? "other" : "s", info, EX_ARG, "different", "name=");
     MPI_Info_free(&info);
 
     /* A directory only some processes have: the lowest failing rank's reason, everywhere. */
-    et_case = "local directory missing on one process";
+    CASE("local directory missing on one process");
     char mine[4200];
     snprintf(mine, sizeof mine, "%s", g_local);
-    if (et_rank == et_size - 1)
+    if (tt_rank == tt_size - 1)
         snprintf(mine, sizeof mine, "%s/missing-here", g_local);
     const char *kv2[][2] = {{TIO_CKPT_LOCAL_DIR, mine}};
     info = info_of(kv2, 1);
     char who[32];
-    snprintf(who, sizeof who, "rank %d:", et_size - 1);
+    snprintf(who, sizeof who, "rank %d:", tt_size - 1);
     open_fails("s", info, EX_NOENT, who, "missing-here");
     MPI_Info_free(&info);
 
-    et_case = "NULL handle pointer";
+    CASE("NULL handle pointer");
     const char *kv3[][2] = {{TIO_CKPT_GLOBAL_DIR, g_global}};
     info = info_of(kv3, 1);
     et_check_error(tio_ckpt_open(MPI_COMM_WORLD, "s", info, NULL), EX_ARG, "ckpt", NULL);
     MPI_Info_free(&info);
-    et_case = "NULL handles";
+    CASE("NULL handles");
     et_check_error(tio_ckpt_close(NULL), EX_ARG, "NULL", NULL);
     tio_ckpt_t none = NULL;
     et_check_error(tio_ckpt_close(&none), EX_ARG, "NULL", NULL);
@@ -103,11 +103,11 @@ static void write_file(tio_ckpt_t ck, const char *file, int bytes)
 {
     char path[4096];
     if (tio_ckpt_route(ck, file, path, sizeof path) != MPI_SUCCESS)
-        ET_FAIL("route %s", file);
+        FAIL_NOW("route %s", file);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     for (int i = 0; i < bytes; i++)
-        fputc('a' + (i + et_rank) % 26, f);
+        fputc('a' + (i + tt_rank) % 26, f);
     fclose(f);
 }
 
@@ -125,22 +125,22 @@ static void test_call_errors(void)
     MPI_Info info = info_of(kv, 2);
     tio_ckpt_t ck;
     if (tio_ckpt_open(MPI_COMM_WORLD, "calls", info, &ck) != MPI_SUCCESS)
-        ET_FAIL("open");
+        FAIL_NOW("open");
     char path[4096];
 
-    et_case = "before begin";
+    CASE("before begin");
     et_check_error(tio_ckpt_route(ck, "state", path, sizeof path), EX_ARG,
                    "no version begun or restarted", NULL);
     et_check_error(tio_ckpt_commit(ck), EX_ARG, "no version", "was begun", NULL);
     et_check_error(tio_ckpt_begin(ck, -3), EX_ARG, "-3", "negative", NULL);
-    et_case = "versions differ";
-    et_check_error(tio_ckpt_begin(ck, et_rank == 0 ? 1 : 2), EX_ARG,
+    CASE("versions differ");
+    et_check_error(tio_ckpt_begin(ck, tt_rank == 0 ? 1 : 2), EX_ARG,
                    "different versions (from 1 to 2)", NULL);
     CHECK(!exists_v(g_local, "calls", 1) && !exists_v(g_local, "calls", 2));
 
-    et_case = "route";
+    CASE("route");
     if (tio_ckpt_begin(ck, 1) != MPI_SUCCESS)
-        ET_FAIL("begin 1");
+        FAIL_NOW("begin 1");
     et_check_error(tio_ckpt_route(ck, "../escape", path, sizeof path), EX_ARG, "../escape",
                    NULL);
     et_check_error(tio_ckpt_route(ck, "state", NULL, 10), EX_ARG, "path", NULL);
@@ -152,12 +152,12 @@ static void test_call_errors(void)
 
     /* One process routes a file and never writes it: commit fails everywhere, naming
      * that process, and version 1 is gone. */
-    et_case = "file routed but not written";
+    CASE("file routed but not written");
     write_file(ck, "state", 1000);
-    if (et_rank == et_size - 1 && tio_ckpt_route(ck, "forgotten", path, sizeof path))
-        ET_FAIL("route forgotten");
+    if (tt_rank == tt_size - 1 && tio_ckpt_route(ck, "forgotten", path, sizeof path))
+        FAIL_NOW("route forgotten");
     char who[32];
-    snprintf(who, sizeof who, "rank %d:", et_size - 1);
+    snprintf(who, sizeof who, "rank %d:", tt_size - 1);
     et_check_error(tio_ckpt_commit(ck), EX_NOENT, who, "\"forgotten\" was routed but not "
                    "written", NULL);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -165,56 +165,56 @@ static void test_call_errors(void)
     CHECK(!exists_v(g_global, "calls", 1));
     et_check_error(tio_ckpt_begin(ck, 1), EX_ARG, "not larger", NULL);
     if (tio_ckpt_begin(ck, 2) != MPI_SUCCESS)
-        ET_FAIL("begin 2 after a failed commit");
+        FAIL_NOW("begin 2 after a failed commit");
     write_file(ck, "state", 1000);
     if (tio_ckpt_commit(ck) != MPI_SUCCESS || tio_ckpt_close(&ck) != MPI_SUCCESS)
-        ET_FAIL("commit 2");
+        FAIL_NOW("commit 2");
 
     /* tio_ckpt_write: misuse, a failed write, and a file changed behind its back. */
-    et_case = "tio_ckpt_write";
+    CASE("tio_ckpt_write");
     if (tio_ckpt_open(MPI_COMM_WORLD, "calls", info, &ck) != MPI_SUCCESS)
-        ET_FAIL("open");
+        FAIL_NOW("open");
     static const char data[] = "0123456789";
     et_check_error(tio_ckpt_write(ck, "w", data, 10), EX_ARG, "tio_ckpt_begin first", NULL);
     if (tio_ckpt_begin(ck, 3) != MPI_SUCCESS)
-        ET_FAIL("begin 3");
+        FAIL_NOW("begin 3");
     et_check_error(tio_ckpt_write(ck, "w", NULL, 10), EX_ARG, "buf is NULL", NULL);
     et_check_error(tio_ckpt_write(ck, "a b", data, 10), EX_ARG, "\"a b\"", NULL);
     if (tio_ckpt_route(ck, "blocked", path, sizeof path) != MPI_SUCCESS)
-        ET_FAIL("route");
-    CHECK(et_rank != 0 || mkdir(path, 0755) == 0); /* a directory where the file goes */
-    if (et_rank == 0)
+        FAIL_NOW("route");
+    CHECK(tt_rank != 0 || mkdir(path, 0755) == 0); /* a directory where the file goes */
+    if (tt_rank == 0)
         et_check_error(tio_ckpt_write(ck, "blocked", data, 10), EX_ARG, path, NULL);
     else
         CHECK_EQ(tio_ckpt_write(ck, "blocked", data, 10), MPI_SUCCESS);
     et_check_error(tio_ckpt_commit(ck), EX_IO, "rank 0:", "tio_ckpt_write failed", NULL);
     CHECK(!exists_v(g_local, "calls", 3));
     if (tio_ckpt_begin(ck, 4) != MPI_SUCCESS)
-        ET_FAIL("begin 4");
+        FAIL_NOW("begin 4");
     CHECK_EQ(tio_ckpt_write(ck, "w", data, 10), MPI_SUCCESS);
-    if (et_rank == et_size - 1) {
+    if (tt_rank == tt_size - 1) {
         char p[4400];
-        snprintf(p, sizeof p, "%s/calls/v4/r%d.w", g_local, et_rank);
+        snprintf(p, sizeof p, "%s/calls/v4/r%d.w", g_local, tt_rank);
         CHECK(truncate(p, 4) == 0);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     et_check_error(tio_ckpt_commit(ck), EX_IO, "has 4 bytes, 10 were written", NULL);
     CHECK(!exists_v(g_local, "calls", 4));
     if (tio_ckpt_close(&ck) != MPI_SUCCESS)
-        ET_FAIL("close");
+        FAIL_NOW("close");
 
     /* Restart with a different number of processes: an error, not a silent skip. */
-    et_case = "restart on fewer processes";
-    if (et_rank == 0) {
+    CASE("restart on fewer processes");
+    if (tt_rank == 0) {
         tio_ckpt_t one;
         if (tio_ckpt_open(MPI_COMM_SELF, "calls", info, &one) != MPI_SUCCESS)
-            ET_FAIL("open on MPI_COMM_SELF");
+            FAIL_NOW("open on MPI_COMM_SELF");
         char n[64];
-        snprintf(n, sizeof n, "written by %d processes", et_size);
+        snprintf(n, sizeof n, "written by %d processes", tt_size);
         et_check_error(tio_ckpt_restart(one, &v, &level), EX_ARG, n,
                        "this communicator has 1", NULL);
         if (tio_ckpt_close(&one) != MPI_SUCCESS)
-            ET_FAIL("close");
+            FAIL_NOW("close");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Info_free(&info);
@@ -225,7 +225,7 @@ static void test_call_errors(void)
 static void block_global(const char *name, long long v)
 {
     MPI_Barrier(MPI_COMM_WORLD);
-    if (et_rank == 0) {
+    if (tt_rank == 0) {
         char p[4400];
         snprintf(p, sizeof p, "%s/%s/v%lld", g_global, name, v);
         FILE *f = fopen(p, "w");
@@ -244,10 +244,10 @@ static void test_drain_failure(const char *mode)
     MPI_Info info = info_of(kv, 3);
     tio_ckpt_t ck;
     if (tio_ckpt_open(MPI_COMM_WORLD, name, info, &ck) != MPI_SUCCESS)
-        ET_FAIL("open");
-    et_case = "drain failure";
+        FAIL_NOW("open");
+    CASE("drain failure");
     if (tio_ckpt_begin(ck, 1) != MPI_SUCCESS)
-        ET_FAIL("begin");
+        FAIL_NOW("begin");
     write_file(ck, "state", 5000);
     block_global(name, 1);
     int rc = tio_ckpt_commit(ck);
@@ -267,7 +267,7 @@ static void test_drain_failure(const char *mode)
     CHECK_EQ(gv, -1);
     /* The next version drains; its failure in close is reported by close. */
     if (tio_ckpt_begin(ck, 2) != MPI_SUCCESS)
-        ET_FAIL("begin 2");
+        FAIL_NOW("begin 2");
     write_file(ck, "state", 5000);
     if (!strcmp(mode, "sync")) {
         CHECK_EQ(tio_ckpt_commit(ck), MPI_SUCCESS);
@@ -297,7 +297,7 @@ int main(int argc, char **argv)
     snprintf(g_local, sizeof g_local, "%s/local", et_root);
     snprintf(g_global, sizeof g_global, "%s/global", et_root);
     snprintf(g_file, sizeof g_file, "%s/plainfile", et_root);
-    if (et_rank == 0) {
+    if (tt_rank == 0) {
         mkdir(g_local, 0755);
         mkdir(g_global, 0755);
         FILE *f = fopen(g_file, "w");

@@ -43,14 +43,14 @@ static void shared_cases(const char *dir)
         const struct shared_case *c = &cases[i];
         char label[160];
         snprintf(label, sizeof label, "MPI_Win_allocate_shared: %s", c->name);
-        et_case = label;
+        CASE(label);
         if (c->per_rank_file)
-            snprintf(fn, sizeof fn, "shared-%d.dat", et_rank);
+            snprintf(fn, sizeof fn, "shared-%d.dat", tt_rank);
         else
             snprintf(fn, sizeof fn, "shared.dat");
         const char *kv[4][2] = {{"alloc_type", "storage"}, {"storage_alloc_filename", fn},
                                 {c->k1, c->v1}, {NULL, NULL}};
-        if (et_rank == 1) {
+        if (tt_rank == 1) {
             if (c->r1_memory)
                 kv[0][0] = kv[1][0] = NULL;
             if (c->r1k && !strcmp(c->r1k, "alloc_type"))
@@ -76,14 +76,14 @@ static void mixed_allocate(const char *dir)
 {
     const MPI_Aint n = 64 * 1024 + 24;
     char fn[4400];
-    et_case = "MPI_Win_allocate: storage on some processes, memory on others";
-    snprintf(fn, sizeof fn, "%s/mixed-%d.dat", dir, et_rank);
-    const int storage = et_rank % 2 == 0;
+    CASE("MPI_Win_allocate: storage on some processes, memory on others");
+    snprintf(fn, sizeof fn, "%s/mixed-%d.dat", dir, tt_rank);
+    const int storage = tt_rank % 2 == 0;
     const char *kv[3][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
     if (storage) {
         kv[0][0] = "alloc_type", kv[0][1] = "storage";
-        kv[1][0] = et_rank == 2 ? "swin_filename" : "storage_alloc_filename", kv[1][1] = fn;
-    } else if (et_rank == 3) {
+        kv[1][0] = tt_rank == 2 ? "swin_filename" : "storage_alloc_filename", kv[1][1] = fn;
+    } else if (tt_rank == 3) {
         kv[0][0] = "alloc_type", kv[0][1] = "memory";
         kv[1][0] = "storage_alloc_filename", kv[1][1] = fn;
     }
@@ -95,7 +95,7 @@ static void mixed_allocate(const char *dir)
         char msg[MPI_MAX_ERROR_STRING];
         int len;
         MPI_Error_string(rc, msg, &len);
-        ET_FAIL("MPI_Win_allocate failed: %s", msg);
+        FAIL_NOW("MPI_Win_allocate failed: %s", msg);
     }
     MPI_Info_free(&info);
     int flag = -1;
@@ -105,9 +105,9 @@ static void mixed_allocate(const char *dir)
 
     /* every process puts a pattern into its right neighbour's window */
     static unsigned char mine[64 * 1024 + 24], want[64 * 1024 + 24];
-    const int right = (et_rank + 1) % et_size, left = (et_rank + et_size - 1) % et_size;
+    const int right = (tt_rank + 1) % tt_size, left = (tt_rank + tt_size - 1) % tt_size;
     for (MPI_Aint i = 0; i < n; i++) {
-        mine[i] = (unsigned char)(i * 13 + et_rank * 31 + 1);
+        mine[i] = (unsigned char)(i * 13 + tt_rank * 31 + 1);
         want[i] = (unsigned char)(i * 13 + left * 31 + 1);
     }
     MPI_Win_fence(0, win);
@@ -133,8 +133,8 @@ static void mixed_allocate(const char *dir)
 int main(int argc, char **argv)
 {
     et_init(&argc, &argv, "err_consistency");
-    if (et_size < 2) {
-        if (et_rank == 0)
+    if (tt_size < 2) {
+        if (tt_rank == 0)
             printf("skipped: needs at least 2 processes\n");
         MPI_Finalize();
         return 77;

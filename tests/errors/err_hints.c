@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     et_init(&argc, &argv, "err_hints");
     char dir[4200], file[4400], shared_file[4400];
     et_subdir(dir, sizeof dir, "target");
-    snprintf(file, sizeof file, "%s/win-%d.dat", dir, et_rank);
+    snprintf(file, sizeof file, "%s/win-%d.dat", dir, tt_rank);
     snprintf(shared_file, sizeof shared_file, "%s/shared.dat", dir);
 
     const struct bad cases[] = {
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
             snprintf(label, sizeof label, "%s: %s=\"%s\"%s%s", et_call_name[c],
                      b->key ? b->key : (b->no_filename ? "(no filename)" : ""),
                      b->val ? b->val : "", b->key2 ? " + " : "", b->key2 ? b->key2 : "");
-            et_case = label;
+            CASE(label);
             const char *fn = c == ET_WIN_ALLOCATE_SHARED ? shared_file : file;
             /* a bad filename replaces the good one */
             int bad_fn = b->key && strstr(b->key, "filename");
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     for (int c = 0; c < ET_NCALLS; c++) {
         char label[128];
         snprintf(label, sizeof label, "%s: valid storage hints after errors", et_call_name[c]);
-        et_case = label;
+        CASE(label);
         const char *fn = c == ET_WIN_ALLOCATE_SHARED ? shared_file : file;
         const char *kv[][2] = {{"alloc_type", "storage"}, {"storage_alloc_filename", fn},
                                {"storage_alloc_unlink", "true"}};
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
         CHECK_EQ(tc_count_entries(dir), 0); /* unlink */
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    if (et_rank == 0)
+    if (tt_rank == 0)
         printf("%d error cases checked per process\n", checked);
     return et_finish();
 }

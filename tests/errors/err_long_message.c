@@ -20,7 +20,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < 12; round++) {
         const int is_long = round % 4 == 3; /* rounds 3, 7 and 11 */
         snprintf(label, sizeof label, "round %d (%s message)", round, is_long ? "long" : "short");
-        et_case = label;
+        CASE(label);
         snprintf(path, sizeof path, "%s/missing/short-%d.dat", dir, round);
         const char *fn = is_long ? longpath : path;
         const char *kv[][2] = {{"alloc_type", "storage"}, {"storage_alloc_filename", fn}};

@@ -52,8 +52,8 @@ static void reserved_window_survives(const char *full)
 {
     const MPI_Aint n = 192 * 1024;
     char fn[4400], filler[4400];
-    et_case = "MPI_Win_allocate: a reserved window survives a full disk";
-    snprintf(fn, sizeof fn, "%s/win-%d.dat", full, et_rank);
+    CASE("MPI_Win_allocate: a reserved window survives a full disk");
+    snprintf(fn, sizeof fn, "%s/win-%d.dat", full, tt_rank);
     snprintf(filler, sizeof filler, "%s/filler", full);
     const char *kv[][2] = {{"alloc_type", "storage"}, {"storage_alloc_filename", fn}};
     MPI_Info info = et_info(kv, 2);
@@ -62,33 +62,33 @@ static void reserved_window_survives(const char *full)
     CHECK_EQ(MPI_Win_allocate(n, 1, info, MPI_COMM_WORLD, &base, &win), MPI_SUCCESS);
     MPI_Info_free(&info);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (et_rank == 0)
+    if (tt_rank == 0)
         fill_up(filler);
     MPI_Barrier(MPI_COMM_WORLD);
 
     static unsigned char mine[192 * 1024], want[192 * 1024], back[192 * 1024];
-    const int right = (et_rank + 1) % et_size, left = (et_rank + et_size - 1) % et_size;
+    const int right = (tt_rank + 1) % tt_size, left = (tt_rank + tt_size - 1) % tt_size;
     for (MPI_Aint i = 0; i < n; i++) {
-        mine[i] = (unsigned char)(i * 3 + et_rank + 1);
+        mine[i] = (unsigned char)(i * 3 + tt_rank + 1);
         want[i] = (unsigned char)(i * 3 + left + 1);
     }
     struct sigaction sa = {.sa_handler = on_sigbus}, old;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, &old);
     if (sigsetjmp(jb, 1) != 0)
-        ET_FAIL("SIGBUS writing into a reserved storage window on a full disk");
-    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, et_rank, 0, win);
+        FAIL_NOW("SIGBUS writing into a reserved storage window on a full disk");
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tt_rank, 0, win);
     memset(base, 0xAB, (size_t)n); /* every byte, by stores */
-    MPI_Win_unlock(et_rank, win);
+    MPI_Win_unlock(tt_rank, win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
     MPI_Put(mine, (int)n, MPI_BYTE, right, 0, (int)n, MPI_BYTE, win);
     MPI_Win_unlock(right, win);
     MPI_Barrier(MPI_COMM_WORLD);
     sigaction(SIGBUS, &old, NULL);
-    MPI_Win_lock(MPI_LOCK_SHARED, et_rank, 0, win);
+    MPI_Win_lock(MPI_LOCK_SHARED, tt_rank, 0, win);
     CHECK(memcmp(base, want, (size_t)n) == 0);
-    MPI_Win_unlock(et_rank, win);
+    MPI_Win_unlock(tt_rank, win);
     CHECK_EQ(MPI_Win_sync(win), MPI_SUCCESS);
     FILE *f = fopen(fn, "r");
     CHECK(f && fread(back, 1, (size_t)n, f) == (size_t)n);
@@ -97,7 +97,7 @@ static void reserved_window_survives(const char *full)
     CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     unlink(fn);
-    if (et_rank == 0)
+    if (tt_rank == 0)
         unlink(filler);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ(tc_count_entries(full), 0);
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     et_init(&argc, &argv, "err_mounts");
     const char *full = getenv("TIERIO_FULL_DIR"), *ro = getenv("TIERIO_RO_DIR");
     if (!full || !ro) {
-        if (et_rank == 0)
+        if (tt_rank == 0)
             printf("skipped: run me through with_mounts.sh\n");
         MPI_Finalize();
         return 77;
@@ -120,45 +120,45 @@ int main(int argc, char **argv)
         struct et_snap s;
 
         snprintf(label, sizeof label, "%s: full disk", et_call_name[c]);
-        et_case = label;
+        CASE(label);
         if (shared)
             snprintf(path, sizeof path, "%s/shared.dat", full);
         else
-            snprintf(path, sizeof path, "%s/win-%d.dat", full, et_rank);
+            snprintf(path, sizeof path, "%s/win-%d.dat", full, tt_rank);
         char rpath[4400]; /* a collective call reports rank 0's path everywhere */
         if (shared)
             snprintf(rpath, sizeof rpath, "%s", path);
         else
-            snprintf(rpath, sizeof rpath, "%s/win-%d.dat", full, coll ? 0 : et_rank);
+            snprintf(rpath, sizeof rpath, "%s/win-%d.dat", full, coll ? 0 : tt_rank);
         s = et_snap_take(full);
         et_check_error(run(c, big, path), EX_NOSPACE, coll ? "rank 0: " : "", rpath,
                        "reserve", "No space left on device", NULL);
         et_snap_check(&s, full, big / 1024);
 
-        if (coll && et_size > 1) {
+        if (coll && tt_size > 1) {
             snprintf(label, sizeof label, "%s: full disk on rank 1 only", et_call_name[c]);
-            et_case = label;
+            CASE(label);
             char path1[4400];
             if (shared)
                 snprintf(path1, sizeof path1, "%s/shared.dat", full);
             else
                 snprintf(path1, sizeof path1, "%s/win-1.dat", full);
             s = et_snap_take(full);
-            et_check_error(run(c, et_rank == 1 ? big : 64 * 1024, path), EX_NOSPACE,
+            et_check_error(run(c, tt_rank == 1 ? big : 64 * 1024, path), EX_NOSPACE,
                            "rank 1: ", path1, "reserve", "No space left on device", NULL);
             et_snap_check(&s, full, big / 1024);
         }
 
         snprintf(label, sizeof label, "%s: read-only file system", et_call_name[c]);
-        et_case = label;
+        CASE(label);
         if (shared)
             snprintf(path, sizeof path, "%s/shared.dat", ro);
         else
-            snprintf(path, sizeof path, "%s/win-%d.dat", ro, et_rank);
+            snprintf(path, sizeof path, "%s/win-%d.dat", ro, tt_rank);
         if (shared)
             snprintf(rpath, sizeof rpath, "%s", path);
         else
-            snprintf(rpath, sizeof rpath, "%s/win-%d.dat", ro, coll ? 0 : et_rank);
+            snprintf(rpath, sizeof rpath, "%s/win-%d.dat", ro, coll ? 0 : tt_rank);
         s = et_snap_take(ro);
         et_check_error(run(c, 64 * 1024, path), EX_ACCESS, coll ? "rank 0: " : "", rpath,
                        "Read-only file system", NULL);

@@ -35,8 +35,8 @@ static void allocate_at(const char *dir, unsigned offset)
     const size_t n = 1000;
     char fn[4400], off[32], label[96];
     snprintf(label, sizeof label, "MPI_Win_allocate, storage_alloc_offset=%u", offset);
-    et_case = label;
-    snprintf(fn, sizeof fn, "%s/win-%d.dat", dir, et_rank);
+    CASE(label);
+    snprintf(fn, sizeof fn, "%s/win-%d.dat", dir, tt_rank);
     snprintf(off, sizeof off, "%u", offset);
     const char *kv[][2] = {{"alloc_type", "storage"}, {"storage_alloc_filename", fn},
                            {"storage_alloc_offset", off}};
@@ -57,13 +57,13 @@ static void allocate_at(const char *dir, unsigned offset)
         char msg[MPI_MAX_ERROR_STRING];
         int len;
         MPI_Error_string(rc, msg, &len);
-        ET_FAIL("MPI_Win_allocate failed: %s", msg);
+        FAIL_NOW("MPI_Win_allocate failed: %s", msg);
     }
     CHECK_EQ((uintptr_t)base % 4096, offset % 4096);
     /* passive target: put into the right neighbour, then check memory and file */
     static unsigned char mine[1000], want[1000], back[1000];
-    const int right = (et_rank + 1) % et_size, left = (et_rank + et_size - 1) % et_size;
-    fill(mine, n, et_rank);
+    const int right = (tt_rank + 1) % tt_size, left = (tt_rank + tt_size - 1) % tt_size;
+    fill(mine, n, tt_rank);
     fill(want, n, left);
     memset(base, 0, n);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -71,9 +71,9 @@ static void allocate_at(const char *dir, unsigned offset)
     MPI_Put(mine, (int)n, MPI_BYTE, right, 0, (int)n, MPI_BYTE, win);
     MPI_Win_unlock(right, win);
     MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_lock(MPI_LOCK_SHARED, et_rank, 0, win);
+    MPI_Win_lock(MPI_LOCK_SHARED, tt_rank, 0, win);
     CHECK(memcmp(base, want, n) == 0);
-    MPI_Win_unlock(et_rank, win);
+    MPI_Win_unlock(tt_rank, win);
     /* and a get of the left neighbour's window reads what we put there */
     static unsigned char got[1000];
     MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
@@ -93,7 +93,7 @@ static void shared_pieces(const char *dir, int piece)
 {
     char fn[4400], label[96];
     snprintf(label, sizeof label, "MPI_Win_allocate_shared, pieces of %d bytes", piece);
-    et_case = label;
+    CASE(label);
     snprintf(fn, sizeof fn, "%s/shared.dat", dir);
     const char *kv[][2] = {{"alloc_type", "storage"}, {"storage_alloc_filename", fn},
                            {"storage_alloc_unlink", "true"}};
@@ -115,11 +115,11 @@ static void shared_pieces(const char *dir, int piece)
     MPI_Aint sz;
     int du;
     CHECK_EQ(MPI_Win_shared_query(win, 0, &sz, &du, &b0), MPI_SUCCESS);
-    CHECK(base == b0 + (size_t)piece * (size_t)et_rank);
+    CHECK(base == b0 + (size_t)piece * (size_t)tt_rank);
     /* put into the right neighbour's piece; read it back with plain loads */
     unsigned char mine[64], want[64];
-    const int right = (et_rank + 1) % et_size, left = (et_rank + et_size - 1) % et_size;
-    fill(mine, (size_t)piece, et_rank);
+    const int right = (tt_rank + 1) % tt_size, left = (tt_rank + tt_size - 1) % tt_size;
+    fill(mine, (size_t)piece, tt_rank);
     fill(want, (size_t)piece, left);
     MPI_Win_lock_all(0, win);
     MPI_Put(mine, piece, MPI_BYTE, right, 0, piece, MPI_BYTE, win);
@@ -133,7 +133,7 @@ static void shared_pieces(const char *dir, int piece)
     CHECK_EQ(MPI_Win_sync(win), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     unsigned char back[64];
-    read_file(fn, back, (size_t)piece, (off_t)piece * et_rank);
+    read_file(fn, back, (size_t)piece, (off_t)piece * tt_rank);
     CHECK(memcmp(back, want, (size_t)piece) == 0);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
     allocate_at(dir, 16);
     allocate_at(dir, 4096 + 40);
     allocate_at(dir, 4096 + 48);
-    if (et_size > 1) {
+    if (tt_size > 1) {
         shared_pieces(dir, 24);
         shared_pieces(dir, 32);
     }

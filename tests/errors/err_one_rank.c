@@ -13,8 +13,8 @@
 int main(int argc, char **argv)
 {
     et_init(&argc, &argv, "err_one_rank");
-    if (et_size < 2) {
-        if (et_rank == 0)
+    if (tt_size < 2) {
+        if (tt_rank == 0)
             printf("skipped: needs at least 2 processes\n");
         MPI_Finalize();
         return 77;
@@ -22,12 +22,12 @@ int main(int argc, char **argv)
     char dir[4200], ro[4200], mine[4400], shared[4400], bad[4400], label[256];
     et_subdir(dir, sizeof dir, "target");
     et_subdir(ro, sizeof ro, "readonly");
-    if (et_rank == 0)
+    if (tt_rank == 0)
         CHECK_EQ(chmod(ro, 0500), 0);
     MPI_Barrier(MPI_COMM_WORLD);
-    snprintf(mine, sizeof mine, "%s/win-%d.dat", dir, et_rank);
+    snprintf(mine, sizeof mine, "%s/win-%d.dat", dir, tt_rank);
     snprintf(shared, sizeof shared, "%s/shared.dat", dir);
-    const int me = et_rank == 1, root = geteuid() == 0;
+    const int me = tt_rank == 1, root = geteuid() == 0;
     signal(SIGXFSZ, SIG_IGN);
 
     enum { BAD_PATH, BAD_HINT, NO_FILENAME, CANNOT_GROW, NOT_WRITABLE, NKINDS };
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
                 continue; /* different names in a shared window: err_consistency */
             snprintf(label, sizeof label, "%s: rank 1 only: %s", et_call_name[c],
                      kind_name[k]);
-            et_case = label;
+            CASE(label);
             const char *fn = sh ? shared : mine;
             const char *kv[4][2] = {{"alloc_type", "storage"},
                                     {"storage_alloc_filename", fn},
@@ -65,7 +65,7 @@ int main(int argc, char **argv)
                 kv[1][1] = bad;
             }
             if (k == NOT_WRITABLE && !root) {
-                if (et_rank == 0)
+                if (tt_rank == 0)
                     printf("skipped: %s (needs root for setfsuid)\n", label);
                 continue;
             }
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
             void *base;
             /* a shared file already made longer by the pieces after rank 1's would let
              * rank 1 reserve below the limit: those ranks ask for nothing */
-            MPI_Aint size = sh && k == CANNOT_GROW && et_rank > 1 ? 0 : WIN_SIZE;
+            MPI_Aint size = sh && k == CANNOT_GROW && tt_rank > 1 ? 0 : WIN_SIZE;
             int rc = et_call((enum et_call)c, size, info, 0, &win, &base);
             if (me && k == NOT_WRITABLE)
                 setfsuid(0);

@@ -37,7 +37,7 @@ static void unlimit_file_size(void)
  * lowest failing rank, rank 0, so its path (fmt has one %d for the rank). */
 static const char *reported(char *buf, size_t n, int coll, const char *fmt, const char *dir)
 {
-    snprintf(buf, n, fmt, dir, coll ? 0 : et_rank);
+    snprintf(buf, n, fmt, dir, coll ? 0 : tt_rank);
     return buf;
 }
 
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     char dir[4200], ro[4200], path[4400], rpath[4400], label[256];
     et_subdir(dir, sizeof dir, "target");
     et_subdir(ro, sizeof ro, "readonly");
-    if (et_rank == 0)
+    if (tt_rank == 0)
         CHECK_EQ(chmod(ro, 0500), 0);
     MPI_Barrier(MPI_COMM_WORLD);
     const int root = geteuid() == 0;
@@ -71,11 +71,11 @@ int main(int argc, char **argv)
 
         /* a nonexistent directory */
         snprintf(label, sizeof label, "%s: nonexistent directory", et_call_name[c]);
-        et_case = label;
+        CASE(label);
         if (shared)
             snprintf(path, sizeof path, "%s/no/such/dir/shared.dat", dir);
         else
-            snprintf(path, sizeof path, "%s/no/such/dir/win-%d.dat", dir, et_rank);
+            snprintf(path, sizeof path, "%s/no/such/dir/win-%d.dat", dir, tt_rank);
         s = et_snap_take(dir);
         rc = run(c, path);
         if (!shared)
@@ -86,11 +86,11 @@ int main(int argc, char **argv)
 
         /* a directory where we may not create files */
         snprintf(label, sizeof label, "%s: directory not writable", et_call_name[c]);
-        et_case = label;
+        CASE(label);
         if (shared)
             snprintf(path, sizeof path, "%s/shared.dat", ro);
         else
-            snprintf(path, sizeof path, "%s/win-%d.dat", ro, et_rank);
+            snprintf(path, sizeof path, "%s/win-%d.dat", ro, tt_rank);
         s = et_snap_take(ro);
         if (root)
             setfsuid(65534);
@@ -104,18 +104,18 @@ int main(int argc, char **argv)
 
         /* sysfs does not let anyone create files */
         snprintf(label, sizeof label, "%s: path in /sys", et_call_name[c]);
-        et_case = label;
-        snprintf(path, sizeof path, "/sys/tierio-test-%d.dat", shared ? 0 : et_rank);
+        CASE(label);
+        snprintf(path, sizeof path, "/sys/tierio-test-%d.dat", shared ? 0 : tt_rank);
         s = et_snap_take(dir);
         rc = run(c, path);
-        snprintf(rpath, sizeof rpath, "/sys/tierio-test-%d.dat", shared || coll ? 0 : et_rank);
+        snprintf(rpath, sizeof rpath, "/sys/tierio-test-%d.dat", shared || coll ? 0 : tt_rank);
         et_check_error(rc, EX_ACCESS, rk, rpath, "Permission denied", NULL);
         et_snap_check(&s, dir, WIN_SIZE / 1024);
         CHECK(access(path, F_OK) != 0);
 
         /* a directory given as the file */
         snprintf(label, sizeof label, "%s: path is a directory", et_call_name[c]);
-        et_case = label;
+        CASE(label);
         s = et_snap_take(dir);
         rc = run(c, dir);
         et_check_error(rc, EX_ARG, rk, dir, "Is a directory", NULL);
@@ -123,11 +123,11 @@ int main(int argc, char **argv)
 
         /* the file cannot grow to the window's size */
         snprintf(label, sizeof label, "%s: file cannot grow (RLIMIT_FSIZE)", et_call_name[c]);
-        et_case = label;
+        CASE(label);
         if (shared)
             snprintf(path, sizeof path, "%s/shared.dat", dir);
         else
-            snprintf(path, sizeof path, "%s/win-%d.dat", dir, et_rank);
+            snprintf(path, sizeof path, "%s/win-%d.dat", dir, tt_rank);
         s = et_snap_take(dir);
         limit_file_size(1 << 20);
         rc = run(c, path);
@@ -140,11 +140,11 @@ int main(int argc, char **argv)
 
         /* an existing file that cannot grow is kept as it was */
         snprintf(label, sizeof label, "%s: existing file cannot grow", et_call_name[c]);
-        et_case = label;
+        CASE(label);
         static char pat[65536], back[65536];
         for (size_t i = 0; i < sizeof pat; i++)
             pat[i] = (char)(i * 7 + 3);
-        if (!shared || et_rank == 0) {
+        if (!shared || tt_rank == 0) {
             FILE *f = fopen(path, "w");
             CHECK(f && fwrite(pat, 1, sizeof pat, f) == sizeof pat);
             fclose(f);
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
         fclose(f);
         CHECK(memcmp(back, pat, sizeof pat) == 0);
         MPI_Barrier(MPI_COMM_WORLD);
-        if (!shared || et_rank == 0)
+        if (!shared || tt_rank == 0)
             unlink(path);
         MPI_Barrier(MPI_COMM_WORLD);
     }

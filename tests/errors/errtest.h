@@ -3,10 +3,8 @@
  * reason, and check that nothing was left behind (no file in the target directory, no
  * mapping of it, no window, baseptr untouched, no leaked address space).
  *
- * Error classes: on Open MPI tierio's codes belong to the predefined classes
- * (MPI_ERR_INFO_VALUE, ...); MPICH 4.0 cannot attach strings to codes of predefined
- * classes, so there tierio adds its own classes, one per reason (src/util/error_mpi.c),
- * and we check the class's string ("tierio: invalid hint value", ...) instead. */
+ * Checks and the expected-error check (et_check_error, EX_*) are the harness's
+ * (tests/common/harness.h, tests/common/harness_mpi.h). */
 #ifndef TIO_TEST_ERRTEST_H
 #define TIO_TEST_ERRTEST_H
 
@@ -15,12 +13,11 @@
 #endif
 #include <dirent.h>
 
+#include "../common/harness_mpi.h"
 #include "../common/leftovers.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,62 +25,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int et_rank, et_size;
-static const char *et_case = "";
-
-#define ET_FAIL(...)                                                                  \
-    do {                                                                              \
-        fprintf(stderr, "rank %d: %s:%d: [%s] ", et_rank, __FILE__, __LINE__, et_case); \
-        fprintf(stderr, __VA_ARGS__);                                                 \
-        fprintf(stderr, "\n");                                                        \
-        fflush(stderr);                                                               \
-        MPI_Abort(MPI_COMM_WORLD, 1);                                                 \
-    } while (0)
-
-#define CHECK(expr)                                                                   \
-    do {                                                                              \
-        if (!(expr))                                                                  \
-            ET_FAIL("check failed: %s", #expr);                                       \
-    } while (0)
-
-#define CHECK_EQ(a, b)                                                                \
-    do {                                                                              \
-        long long a_ = (long long)(a), b_ = (long long)(b);                           \
-        if (a_ != b_)                                                                 \
-            ET_FAIL("check failed: %s == %s (%lld != %lld)", #a, #b, a_, b_);         \
-    } while (0)
-
-#define CHECK_HAS(s, sub)                                                             \
-    do {                                                                              \
-        const char *s_ = (s), *sub_ = (sub);                                          \
-        if (!strstr(s_, sub_))                                                        \
-            ET_FAIL("\"%s\" should contain \"%s\"", s_, sub_);                        \
-    } while (0)
-
 /* ---- setup ---- */
 
 static char et_root[4096]; /* this program's directory under $TIERIO_TEST_TMPDIR */
-
-static inline int et_rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st, (void)flag, (void)f;
-    chmod(p, 0700);
-    remove(p);
-    return 0;
-}
 
 static inline void et_init(int *argc, char ***argv, const char *tag)
 {
     MPI_Init(argc, argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &et_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &et_size);
-    if (et_rank == 0) {
-        const char *t = getenv("TIERIO_TEST_TMPDIR");
-        snprintf(et_root, sizeof et_root, "%s/%s-XXXXXX", t && *t ? t : "/tmp", tag);
+    tt_mpi_joined();
+    if (tt_rank == 0) {
+        snprintf(et_root, sizeof et_root, "%s/%s-XXXXXX", tt_tmproot(), tag);
         if (!mkdtemp(et_root))
-            ET_FAIL("mkdtemp %s: %s", et_root, strerror(errno));
+            FAIL_NOW("mkdtemp %s: %s", et_root, strerror(errno));
         chmod(et_root, 0755);
     }
     MPI_Bcast(et_root, sizeof et_root, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -91,11 +46,11 @@ static inline void et_init(int *argc, char ***argv, const char *tag)
      * the first time a process is the root of a broadcast, which would look like a leaked
      * window to et_snap_check. */
     static char warm[8192];
-    for (int r = 0; r < et_size; r++) {
+    for (int r = 0; r < tt_size; r++) {
         MPI_Bcast(warm, 512, MPI_BYTE, r, MPI_COMM_WORLD);
         MPI_Bcast(warm, sizeof warm, MPI_BYTE, r, MPI_COMM_WORLD);
     }
-    MPI_Aint mine = et_rank, *all = calloc((size_t)et_size, sizeof *all);
+    MPI_Aint mine = tt_rank, *all = calloc((size_t)tt_size, sizeof *all);
     MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD);
     free(all);
 }
@@ -103,9 +58,9 @@ static inline void et_init(int *argc, char ***argv, const char *tag)
 static inline int et_finish(void)
 {
     MPI_Barrier(MPI_COMM_WORLD);
-    if (et_rank == 0) {
-        nftw(et_root, et_rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        printf("all checks passed on %d processes\n", et_size);
+    if (tt_rank == 0) {
+        tt_rmtree(et_root);
+        printf("all checks passed on %d processes\n", tt_size);
     }
     MPI_Finalize();
     return 0;
@@ -115,8 +70,8 @@ static inline int et_finish(void)
 static inline void et_subdir(char *out, size_t n, const char *name)
 {
     snprintf(out, n, "%s/%s", et_root, name);
-    if (et_rank == 0 && mkdir(out, 0755) < 0 && errno != EEXIST)
-        ET_FAIL("mkdir %s: %s", out, strerror(errno));
+    if (tt_rank == 0 && mkdir(out, 0755) < 0 && errno != EEXIST)
+        FAIL_NOW("mkdir %s: %s", out, strerror(errno));
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -159,7 +114,7 @@ static inline void et_snap_check(const struct et_snap *s, const char *dir, long 
     CHECK_EQ(tc_maps_count(dir), 0);
     long vm = et_vmsize_kb();
     if (vm - s->vm_kb >= leak_kb)
-        ET_FAIL("address space grew by %ld kB (a leaked mapping?)", vm - s->vm_kb);
+        FAIL_NOW("address space grew by %ld kB (a leaked mapping?)", vm - s->vm_kb);
     CHECK_EQ(tc_count_entries("/proc/self/fd"), s->fds);
     MPI_Barrier(MPI_COMM_WORLD); /* nobody starts the next case before all have looked */
 }
@@ -203,54 +158,10 @@ static inline int et_call(enum et_call c, MPI_Aint size, MPI_Info info, int keep
         return rc;
     }
     if (win != MPI_WIN_NULL)
-        ET_FAIL("%s failed but made a window", et_call_name[c]);
+        FAIL_NOW("%s failed but made a window", et_call_name[c]);
     if (base != ET_SENTINEL)
-        ET_FAIL("%s failed but set baseptr to %p", et_call_name[c], base);
+        FAIL_NOW("%s failed but set baseptr to %p", et_call_name[c], base);
     return rc;
-}
-
-/* Our expectation of an error: the Open MPI class, the tierio class string (MPICH),
- * and substrings of the message (up to 4, NULL-terminated). */
-struct et_expect {
-    int mpi_class;
-    const char *tierio_class;
-};
-
-#define EX_INFO_VALUE ((struct et_expect){MPI_ERR_INFO_VALUE, "tierio: invalid hint value"})
-#define EX_INFO_KEY ((struct et_expect){MPI_ERR_INFO_KEY, "tierio: missing or conflicting hint"})
-#define EX_NOENT ((struct et_expect){MPI_ERR_NO_SUCH_FILE, "tierio: no such file or directory"})
-#define EX_ACCESS ((struct et_expect){MPI_ERR_ACCESS, "tierio: permission denied"})
-#define EX_NOSPACE ((struct et_expect){MPI_ERR_NO_SPACE, "tierio: no space left"})
-#define EX_ARG ((struct et_expect){MPI_ERR_ARG, "tierio: invalid argument"})
-#define EX_UNSUPPORTED \
-    ((struct et_expect){MPI_ERR_UNSUPPORTED_OPERATION, "tierio: unsupported"})
-
-static inline void et_check_error(int rc, struct et_expect ex, ...)
-{
-    char msg[MPI_MAX_ERROR_STRING], cmsg[MPI_MAX_ERROR_STRING];
-    int len, cls = -1;
-    if (rc == MPI_SUCCESS)
-        ET_FAIL("the call succeeded; an error was expected");
-    msg[0] = 0;
-    MPI_Error_string(rc, msg, &len);
-    MPI_Error_class(rc, &cls);
-#ifdef OPEN_MPI
-    if (cls != ex.mpi_class) {
-        MPI_Error_string(ex.mpi_class, cmsg, &len);
-        ET_FAIL("error class %d, expected %d (%s); message: %s", cls, ex.mpi_class, cmsg, msg);
-    }
-#else
-    cmsg[0] = 0;
-    MPI_Error_string(cls, cmsg, &len);
-    if (strcmp(cmsg, ex.tierio_class) != 0)
-        ET_FAIL("error class %d \"%s\", expected \"%s\"; message: %s", cls, cmsg,
-                ex.tierio_class, msg);
-#endif
-    va_list ap;
-    va_start(ap, ex);
-    for (const char *s; (s = va_arg(ap, const char *)) != NULL;)
-        CHECK_HAS(msg, s);
-    va_end(ap);
 }
 
 static inline MPI_Info et_info(const char *kv[][2], int n)

@@ -1,7 +1,7 @@
 /* Helpers for the tests of the node memory budget (src/ummap/memnode.c): processes forked
  * as members of a group, driven step by step over pipes (never by sleeping), and checks of
- * what is in /dev/shm. Builds on tests/unit/check.h (a failed check exits 1; in a child
- * that is the child's exit status, which the parent checks). */
+ * what is in /dev/shm. Builds on the harness through tests/unit/check.h (a failed check
+ * exits 1; in a child that is the child's exit status, which the parent checks). */
 #ifndef TIO_TEST_MNTEST_H
 #define TIO_TEST_MNTEST_H
 
@@ -114,11 +114,8 @@ static inline uint64_t mn_recv(int fd)
     do
         r = poll(&p, 1, MN_STEP_TIMEOUT_MS);
     while (r < 0 && errno == EINTR);
-    if (r == 0) {
-        fprintf(stderr, "[%s] process %ld: no message within %d ms\n", tt_current_case,
-                (long)getpid(), MN_STEP_TIMEOUT_MS);
-        exit(1);
-    }
+    if (r == 0)
+        FAIL_NOW("process %ld: no message within %d ms", (long)getpid(), MN_STEP_TIMEOUT_MS);
     uint64_t v;
     CHECK(read(fd, &v, sizeof v) == (ssize_t)sizeof v);
     return v;
@@ -131,13 +128,8 @@ static inline struct mn_kid mn_spawn(void (*fn)(int in, int out))
     CHECK_OK(pipe(down));
     CHECK_OK(pipe(up));
     fflush(NULL);
-    pid_t parent = getpid(), pid = fork();
-    CHECK_OK(pid);
+    pid_t pid = tt_fork(60); /* a child that hangs fails instead of outliving the test */
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(1);
-        alarm(60); /* a child that hangs fails instead of outliving the test */
         close(down[1]);
         close(up[0]);
         fn(down[0], up[1]);
@@ -154,11 +146,8 @@ static inline void mn_reap_ok(struct mn_kid *k)
 {
     int st;
     CHECK(waitpid(k->pid, &st, 0) == k->pid);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "[%s] child %ld failed (status 0x%x)\n", tt_current_case,
-                (long)k->pid, st);
-        exit(1);
-    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL_NOW("child %ld failed (status 0x%x)", (long)k->pid, st);
     close(k->to);
     close(k->from);
 }
@@ -179,11 +168,8 @@ static inline void mn_kill(struct mn_kid *k)
  * have come through the futex word. */
 static inline void mn_wait_blocked(pid_t pid, pid_t tid)
 {
-    if (mn_wait_futex(pid, tid, MN_STEP_TIMEOUT_MS) < 0) {
-        fprintf(stderr, "[%s] thread %ld never blocked in futex()\n", tt_current_case,
-                (long)tid);
-        exit(1);
-    }
+    if (mn_wait_futex(pid, tid, MN_STEP_TIMEOUT_MS) < 0)
+        FAIL_NOW("thread %ld never blocked in futex()", (long)tid);
 }
 
 static inline double mn_now(void)
@@ -229,11 +215,9 @@ static inline void mn_waiter_start(struct mn_waiter *w, tio_memnode_t *m, unsign
 static inline size_t mn_waiter_end(struct mn_waiter *w)
 {
     CHECK(pthread_join(w->th, NULL) == 0);
-    if (w->seconds >= w->timeout_ms / 2000.0) {
-        fprintf(stderr, "[%s] reclaim_wait returned after %.3f s of its %u ms: not woken\n",
-                tt_current_case, w->seconds, w->timeout_ms);
-        exit(1);
-    }
+    if (w->seconds >= w->timeout_ms / 2000.0)
+        FAIL_NOW("reclaim_wait returned after %.3f s of its %u ms: not woken", w->seconds,
+                 w->timeout_ms);
     return w->got;
 }
 

@@ -5,6 +5,10 @@
  * agreed on at the end (exit status 1 on every rank when any rank failed). Files go to a
  * per-run directory under $TIERIO_TEST_TMPDIR that tt_finish removes.
  *
+ * The harness (tests/common/harness.h, harness_mpi.h) gives the fatal checks (CHECK...,
+ * which abort the job), temporary directories and file helpers; TT_CHECK here is the
+ * counted check that lets a test go on and report every difference.
+ *
  * Header-only: each test program is one translation unit. */
 #ifndef TIO_TEST_H
 #define TIO_TEST_H
@@ -29,12 +33,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "../common/harness_mpi.h"
 #include "../common/page_flags.h"
 
-/* Every helper is `static` and may go unused by a given test. */
-#define TT_FN static __attribute__((unused))
-
-static int tt_rank, tt_size, tt_errors;
+/* Failed TT_CHECKs of this rank, agreed on by tt_finish. */
+static int tt_errors;
 static char tt_dir[PATH_MAX];
 static const char *tt_name = "test";
 
@@ -200,31 +203,6 @@ TT_FN int tt_check_clean(const char *path, uint64_t off, size_t len, const char 
     return 0;
 }
 
-TT_FN int tt_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* Remove everything in dir (one level), then dir. */
-TT_FN void tt_rmtree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char p[PATH_MAX + 256];
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (unlink(p) < 0 && (errno == EISDIR || errno == EPERM))
-            tt_rmtree(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 TT_FN void tt_path(char *out, size_t len, const char *name)
 {
     snprintf(out, len, "%s/%s", tt_dir, name);
@@ -272,13 +250,10 @@ TT_FN const char *tt_info_get(MPI_Info info, const char *key)
 TT_FN void tt_setup(const char *name)
 {
     tt_name = name;
-    MPI_Comm_rank(MPI_COMM_WORLD, &tt_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &tt_size);
+    tt_mpi_joined();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (tt_rank == 0) {
-        const char *base = getenv("TIERIO_TEST_TMPDIR");
-        if (!base || !*base)
-            base = "/tmp";
+        const char *base = tt_tmproot();
         mkdir(base, 0755);
         snprintf(tt_dir, sizeof tt_dir, "%s/%s.%ld", base, name, (long)getpid());
         if (mkdir(tt_dir, 0755) < 0 && errno != EEXIST) {

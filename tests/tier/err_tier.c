@@ -16,10 +16,10 @@ static const char *site(const char *name, const char *fmt, ...)
 {
     static char path[4400];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (et_rank == 0) {
+    if (tt_rank == 0) {
         FILE *f = fopen(path, "w");
         if (!f)
-            ET_FAIL("cannot write %s", path);
+            FAIL_NOW("cannot write %s", path);
         va_list ap;
         va_start(ap, fmt);
         vfprintf(f, fmt, ap);
@@ -33,7 +33,7 @@ static const char *site(const char *name, const char *fmt, ...)
 static void open_fails(const char *path, struct et_expect ex, const char *what,
                        const char *reason)
 {
-    et_case = what;
+    CASE(what);
     struct et_snap s = et_snap_take(store);
     tio_tiers_t t = (tio_tiers_t)(uintptr_t)0x5e1f;
     int rc = tio_tiers_open(MPI_COMM_WORLD, path, &t);
@@ -55,11 +55,11 @@ static void opening(void)
     char good[4400], missing[4400];
     snprintf(good, sizeof good, "%s", site("good.conf", "[tier x]\nkind = dram\n"));
     snprintf(missing, sizeof missing, "%s/missing.conf", dir);
-    et_case = "one process's site file is missing";
+    CASE("one process's site file is missing");
     struct et_snap s = et_snap_take(store);
     tio_tiers_t t;
-    int bad = et_size - 1;
-    int rc = tio_tiers_open(MPI_COMM_WORLD, et_rank == bad ? missing : good, &t);
+    int bad = tt_size - 1;
+    int rc = tio_tiers_open(MPI_COMM_WORLD, tt_rank == bad ? missing : good, &t);
     char who[32];
     snprintf(who, sizeof who, "rank %d: ", bad);
     et_check_error(rc, EX_NOENT, who, "missing.conf", "No such file or directory", NULL);
@@ -72,50 +72,50 @@ static void buffers(tio_tiers_t t)
     struct et_snap s;
     int rc;
 
-    et_case = "a tier this node does not have";
+    CASE("a tier this node does not have");
     s = et_snap_take(store);
     rc = tio_buf_alloc(t, "nvme", 4096, NULL, 0, MPI_COMM_WORLD, &b);
     et_check_error(rc, EX_ARG, "has no tier \"nvme\" (it has dram, small, ssd)", NULL);
     CHECK(b == NULL);
     et_snap_check(&s, store, 1024);
 
-    et_case = "more than the tier holds";
+    CASE("more than the tier holds");
     s = et_snap_take(store);
     rc = tio_buf_alloc(t, "small", 1 << 20, "big", 0, MPI_COMM_WORLD, &b);
     et_check_error(rc, EX_NOSPACE, "tier \"small\"", "65536 bytes available, 1048576 asked",
                    NULL);
     et_snap_check(&s, store, 1024);
 
-    et_case = "TIO_BUF_KEEP on memory";
+    CASE("TIO_BUF_KEEP on memory");
     rc = tio_buf_alloc(t, "dram", 4096, "k", TIO_BUF_KEEP, MPI_COMM_WORLD, &b);
     et_check_error(rc, EX_ARG, "TIO_BUF_KEEP on tier \"dram\"", "nothing outlives", NULL);
-    et_case = "TIO_BUF_KEEP without a name";
+    CASE("TIO_BUF_KEEP without a name");
     rc = tio_buf_alloc(t, "ssd", 4096, NULL, TIO_BUF_KEEP, MPI_COMM_WORLD, &b);
     et_check_error(rc, EX_ARG, "TIO_BUF_KEEP needs a name", NULL);
-    et_case = "a name with a slash";
+    CASE("a name with a slash");
     rc = tio_buf_alloc(t, "ssd", 4096, "../escape", 0, MPI_COMM_WORLD, &b);
     et_check_error(rc, EX_ARG, "name \"../escape\"", NULL);
-    et_case = "unknown flags";
+    CASE("unknown flags");
     rc = tio_buf_alloc(t, "ssd", 4096, "x", 0x10, MPI_COMM_WORLD, &b);
     et_check_error(rc, EX_ARG, "unknown flags 0x10", NULL);
-    et_case = "negative size";
+    CASE("negative size");
     rc = tio_buf_alloc(t, "ssd", -1, "x", 0, MPI_COMM_WORLD, &b);
     et_check_error(rc, EX_ARG, "size -1 is negative", NULL);
 
-    et_case = "processes name different tiers";
+    CASE("processes name different tiers");
     s = et_snap_take(store);
-    rc = tio_buf_alloc(t, et_rank == 1 ? "dram" : "ssd", 4096, "x", 0, MPI_COMM_WORLD, &b);
+    rc = tio_buf_alloc(t, tt_rank == 1 ? "dram" : "ssd", 4096, "x", 0, MPI_COMM_WORLD, &b);
     et_check_error(rc, EX_ARG, "rank 1: ", "rank 0 passes \"ssd\"", "all must be the same",
                    NULL);
     et_snap_check(&s, store, 1024);
 
     /* A scratch buffer would remove this file at free: refused, the file unchanged. */
-    et_case = "an existing file without TIO_BUF_KEEP";
+    CASE("an existing file without TIO_BUF_KEEP");
     char path[4500];
-    snprintf(path, sizeof path, "%s/data.%d", store, et_rank);
+    snprintf(path, sizeof path, "%s/data.%d", store, tt_rank);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
-    fprintf(f, "precious %d\n", et_rank);
+    fprintf(f, "precious %d\n", tt_rank);
     fclose(f);
     s = et_snap_take(store);
     rc = tio_buf_alloc(t, "ssd", 4096, "data", 0, MPI_COMM_WORLD, &b);
@@ -125,40 +125,40 @@ static void buffers(tio_tiers_t t)
     f = fopen(path, "r");
     CHECK(f && fgets(line, sizeof line, f));
     fclose(f);
-    snprintf(want, sizeof want, "precious %d\n", et_rank);
+    snprintf(want, sizeof want, "precious %d\n", tt_rank);
     CHECK(!strcmp(line, want));
     CHECK_EQ(unlink(path), 0);
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* Out of bounds: local errors, raised on the buffer's communicator. */
     s = et_snap_take(store);
-    CHECK_EQ(tio_buf_alloc(t, "ssd", 4096 + 100 * et_rank, "oob", 0, MPI_COMM_WORLD, &b),
+    CHECK_EQ(tio_buf_alloc(t, "ssd", 4096 + 100 * tt_rank, "oob", 0, MPI_COMM_WORLD, &b),
              MPI_SUCCESS);
     char buf[8192] = {0};
-    et_case = "a write beyond the target's buffer";
+    CASE("a write beyond the target's buffer");
     rc = tio_buf_write(b, buf, 200, 4000, 0);
     et_check_error(rc, EX_ARG, "bytes 4000..4200 are beyond rank 0's buffer of 4096 bytes",
                    "tier \"ssd\"", NULL);
-    et_case = "a read beyond";
+    CASE("a read beyond");
     rc = tio_buf_read(b, buf, 1, 4096 + 100, 1);
     et_check_error(rc, EX_ARG, "beyond rank 1's buffer of 4196 bytes", NULL);
-    et_case = "a rank that is not there";
-    rc = tio_buf_read(b, buf, 1, 0, et_size);
+    CASE("a rank that is not there");
+    rc = tio_buf_read(b, buf, 1, 0, tt_size);
     et_check_error(rc, EX_ARG, "is not in the buffer's communicator", NULL);
-    et_case = "a negative offset";
+    CASE("a negative offset");
     rc = tio_buf_write(b, buf, 1, -5, 0);
     et_check_error(rc, EX_ARG, "negative offset -5", NULL);
-    et_case = "from NULL";
+    CASE("from NULL");
     rc = tio_buf_write(b, NULL, 8, 0, 0);
     et_check_error(rc, EX_ARG, "8 bytes from a NULL pointer", NULL);
     /* the buffer still works after the errors */
-    et_case = "after the errors";
-    memset(buf, 'a' + et_rank, 64);
-    CHECK_EQ(tio_buf_write(b, buf, 64, 64 * et_rank, 0), MPI_SUCCESS);
+    CASE("after the errors");
+    memset(buf, 'a' + tt_rank, 64);
+    CHECK_EQ(tio_buf_write(b, buf, 64, 64 * tt_rank, 0), MPI_SUCCESS);
     CHECK_EQ(tio_buf_flush(b), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_EQ(tio_buf_read(b, buf, 64 * et_size, 0, 0), MPI_SUCCESS);
-    for (int r = 0; r < et_size; r++)
+    CHECK_EQ(tio_buf_read(b, buf, 64 * tt_size, 0, 0), MPI_SUCCESS);
+    for (int r = 0; r < tt_size; r++)
         for (int i = 0; i < 64; i++)
             CHECK(buf[64 * r + i] == 'a' + r);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -172,27 +172,27 @@ static void placement(tio_tiers_t t, tio_tiers_t nonet)
     struct tio_cost_opts o = {.persistence = TIO_PERSIST_NONE, .nbuf = 2, .bufsize = 1 << 20};
     int rc;
 
-    et_case = "placement without network figures";
+    CASE("placement without network figures");
     rc = tio_cost_place(nonet, MPI_COMM_WORLD, 1 << 20, 1, &o, &p);
     et_check_error(rc, EX_ARG, "network's latency is unknown", "tierio probe", NULL);
 
-    et_case = "placement where no tier is persistent enough";
+    CASE("placement where no tier is persistent enough");
     o.persistence = TIO_PERSIST_PERMANENT;
     rc = tio_cost_place(t, MPI_COMM_WORLD, 1 << 20, 1, &o, &p);
     et_check_error(rc, EX_NOSPACE, "none of the", "has persistence permanent or more", NULL);
 
-    et_case = "placement where nothing is large enough";
+    CASE("placement where nothing is large enough");
     o.persistence = TIO_PERSIST_JOB; /* small and ssd keep data for the job */
     rc = tio_cost_place(t, MPI_COMM_WORLD, 1ull << 60, 1, &o, &p);
     et_check_error(rc, EX_NOSPACE, "no tier can hold the", "all the data, persistent",
                    "the largest with persistence job or more has", NULL);
 
-    et_case = "placement with nobody eligible";
+    CASE("placement with nobody eligible");
     o.persistence = TIO_PERSIST_NONE;
     rc = tio_cost_place(t, MPI_COMM_WORLD, 1 << 20, 0, &o, &p);
     et_check_error(rc, EX_ARG, "no process is eligible", NULL);
 
-    et_case = "placement with a tier whose figures are unknown";
+    CASE("placement with a tier whose figures are unknown");
     o.nbuf = 1; /* small (64 KiB, no latency given) now qualifies */
     o.bufsize = 4096;
     rc = tio_cost_place(t, MPI_COMM_WORLD, 1 << 20, 1, &o, &p);
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
     et_subdir(store, sizeof store, "store");
     char small[4500];
     snprintf(small, sizeof small, "%s/small", dir);
-    if (et_rank == 0)
+    if (tt_rank == 0)
         CHECK_EQ(mkdir(small, 0700), 0);
     opening();
 
@@ -226,13 +226,13 @@ int main(int argc, char **argv)
 
     /* Each process reads its own site file: a tier may be storage on one process's node
      * and memory on another's. One buffer cannot span both. */
-    et_case = "a tier that is storage here and memory there";
+    CASE("a tier that is storage here and memory there");
     char mixed[4400];
     snprintf(mixed, sizeof mixed, "%s", site("mix-storage.conf",
              "[tier mix]\nkind = node-local\npath = %s\n", store));
     const char *mem = site("mix-memory.conf", "[tier mix]\nkind = dram\nnuma = 0\n");
     tio_tiers_t mix;
-    CHECK_EQ(tio_tiers_open(MPI_COMM_WORLD, et_rank == 1 ? mem : mixed, &mix), MPI_SUCCESS);
+    CHECK_EQ(tio_tiers_open(MPI_COMM_WORLD, tt_rank == 1 ? mem : mixed, &mix), MPI_SUCCESS);
     struct et_snap s = et_snap_take(store);
     tio_buf_t b;
     int rc = tio_buf_alloc(mix, "mix", 4096, "mix", 0, MPI_COMM_WORLD, &b);
@@ -241,7 +241,7 @@ int main(int argc, char **argv)
     et_snap_check(&s, store, 1024);
     CHECK_EQ(tio_tiers_close(&mix), MPI_SUCCESS);
 
-    et_case = "tio_tiers_get out of range";
+    CASE("tio_tiers_get out of range");
     int n;
     struct tio_tier_info info;
     CHECK_EQ(tio_tiers_count(t, &n), MPI_SUCCESS);

@@ -261,7 +261,7 @@ static void scenario_errors(void)
                      tio_nbhd_algorithm_name(tp_algs[a]));
             nc = MPI_COMM_WORLD;
             rc = split(dir, tp_algs[a], &nc);
-            tp_check_error(MPI_COMM_WORLD, rc, nc, TP_NOENT, dir, what);
+            tp_check_error(MPI_COMM_WORLD, rc, nc, EX_NOENT, dir, what);
         }
     }
 
@@ -275,7 +275,7 @@ static void scenario_errors(void)
         snprintf(what, sizeof what, "different directories, %s", tio_nbhd_algorithm_name(tp_algs[a]));
         nc = MPI_COMM_WORLD;
         rc = split(mine, tp_algs[a], &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_VALUE, "different directories", what);
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_VALUE, "different directories", what);
         TT_CHECK(tp_entries(mine) == 0, "%s: something was created in %s", what, mine);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -292,7 +292,7 @@ static void scenario_errors(void)
         snprintf(what, sizeof what, "read-only on node1, %s", tio_nbhd_algorithm_name(alg));
         nc = MPI_COMM_WORLD;
         rc = split(dir, alg, &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_ACCESS, "Read-only file system", what);
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, "Read-only file system", what);
         TT_CHECK(tp_entries(dir) == 0, "%s: %d entries left in %s on node%d", what,
                  tp_entries(dir), dir, node);
     }
@@ -310,7 +310,7 @@ static void scenario_errors(void)
         snprintf(what, sizeof what, "read-only everywhere, %s", tio_nbhd_algorithm_name(tp_algs[a]));
         nc = MPI_COMM_WORLD;
         rc = split(dir, tp_algs[a], &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_ACCESS, "Read-only file system", what);
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, "Read-only file system", what);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (leader == tt_rank && umount2(dir, 0) < 0)

@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 #else
     nc = MPI_COMM_WORLD;
     rc = MPI_Comm_split_type(MPI_COMM_WORLD, TIERIO_COMM_TYPE_NEIGHBORHOOD, 0, MPI_INFO_NULL, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_KEY, TIO_NBHD_DIRNAME_KEY,
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_DIRNAME_KEY,
                    "no directory (Open MPI)");
 #endif
 
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     nc = MPI_COMM_WORLD;
     rc = MPI_Comm_split_type(MPI_COMM_WORLD, TIERIO_COMM_TYPE_NEIGHBORHOOD, 0, info, &nc);
     MPI_Info_free(&info);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_NOENT, missing, "missing directory");
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_NOENT, missing, "missing directory");
 
     /* Other split types are the MPI library's. */
     tio_nbhd_last_stats(&s);

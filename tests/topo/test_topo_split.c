@@ -156,11 +156,11 @@ static void case_errors(void)
         snprintf(what, sizeof what, "missing directory, %s", tio_nbhd_algorithm_name(tp_algs[a]));
         nc = MPI_COMM_WORLD; /* must become MPI_COMM_NULL */
         rc = split(missing, tp_algs[a], 0, &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_NOENT, missing, what);
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_NOENT, missing, what);
         snprintf(what, sizeof what, "regular file, %s", tio_nbhd_algorithm_name(tp_algs[a]));
         nc = MPI_COMM_WORLD;
         rc = split(file, tp_algs[a], 0, &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_NOENT, "Not a directory", what);
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_NOENT, "Not a directory", what);
         struct tio_nbhd_stats s;
         TT_CHECK(tio_nbhd_last_stats(&s) == 1 && s.error == rc, "%s: stats do not record the error",
                  what);
@@ -172,27 +172,27 @@ static void case_errors(void)
         for (int a = 0; a < TP_NALGS; a++) {
             nc = MPI_COMM_WORLD;
             rc = split(mine, tp_algs[a], 0, &nc);
-            tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_VALUE, "different directories",
+            tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_VALUE, "different directories",
                            "different directories");
         }
         /* Different algorithms. */
         nc = MPI_COMM_WORLD;
         rc = split(d0, tt_rank == 0 ? TIO_NBHD_EXHAUSTIVE : TIO_NBHD_HYBRID, 0, &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_VALUE, "different algorithms",
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_VALUE, "different algorithms",
                        "different algorithms");
         /* A directory on rank 0 only. */
         MPI_Info info = tp_info(TIO_NBHD_AUTO, tt_rank == 0 ? d0 : NULL);
         nc = MPI_COMM_WORLD;
         rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, NULL, 0, info, &nc);
         MPI_Info_free(&info);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_KEY, TIO_NBHD_DIRNAME_KEY,
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_DIRNAME_KEY,
                        "directory on rank 0 only");
         /* newcomm NULL on one process: every process fails. */
         info = tp_info(TIO_NBHD_AUTO, NULL);
         nc = MPI_COMM_WORLD;
         rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, d0, 0, info, tt_rank == 1 ? NULL : &nc);
         MPI_Info_free(&info);
-        tp_check_error(MPI_COMM_WORLD, rc, tt_rank == 1 ? MPI_COMM_NULL : nc, TP_ARG, "newcomm",
+        tp_check_error(MPI_COMM_WORLD, rc, tt_rank == 1 ? MPI_COMM_NULL : nc, EX_ARG, "newcomm",
                        "NULL newcomm on rank 1");
         /* An intercommunicator: even ranks against odd ranks. */
         MPI_Comm half, inter;
@@ -201,8 +201,8 @@ static void case_errors(void)
         MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
         nc = MPI_COMM_WORLD;
         rc = tio_comm_split_neighborhood(inter, d0, 0, MPI_INFO_NULL, &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, MPI_ERR_UNSUPPORTED_OPERATION,
-                       "tierio: unsupported", "intercommunicator", "intercommunicator");
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_UNSUPPORTED, "intercommunicator",
+                       "intercommunicator");
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }
@@ -212,31 +212,31 @@ static void case_errors(void)
     tt_info_set(bad, TIO_NBHD_ALGORITHM_KEY, "fastest");
     nc = MPI_COMM_WORLD;
     rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, d0, 0, bad, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_VALUE,
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_VALUE,
                    TIO_NBHD_ALGORITHM_KEY "=\"fastest\" is invalid",
                    "bad algorithm");
     MPI_Info_free(&bad);
     nc = MPI_COMM_WORLD;
     rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, NULL, 0, MPI_INFO_NULL, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_KEY, TIO_NBHD_DIRNAME_KEY, "no directory");
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_DIRNAME_KEY, "no directory");
     nc = MPI_COMM_WORLD;
     rc = split("", TIO_NBHD_AUTO, 0, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_VALUE, "empty", "empty directory name");
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_VALUE, "empty", "empty directory name");
     static char longname[PATH_MAX];
     memset(longname, 'x', sizeof longname - 40);
     longname[0] = '/';
     nc = MPI_COMM_WORLD;
     rc = split(longname, TIO_NBHD_AUTO, 0, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_VALUE, "bytes long", "too long a name");
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_VALUE, "bytes long", "too long a name");
     MPI_Info conflict = tp_info(TIO_NBHD_AUTO, d1);
     nc = MPI_COMM_WORLD;
     rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, d0, 0, conflict, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_INFO_KEY, "name different directories",
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, "name different directories",
                    "argument and info disagree");
     MPI_Info_free(&conflict);
     nc = MPI_COMM_WORLD;
     rc = tio_comm_split_neighborhood(MPI_COMM_NULL, d0, 0, MPI_INFO_NULL, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_ARG, "MPI_COMM_NULL", "MPI_COMM_NULL");
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ARG, "MPI_COMM_NULL", "MPI_COMM_NULL");
 
     /* Errors go through comm's error handler (once), then are returned. */
     MPI_Comm dup;
@@ -247,7 +247,7 @@ static void case_errors(void)
     errors_seen = 0;
     nc = MPI_COMM_WORLD;
     rc = tio_comm_split_neighborhood(dup, missing, 0, MPI_INFO_NULL, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_NOENT, missing, "error handler");
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_NOENT, missing, "error handler");
     TT_CHECK(errors_seen == 1, "comm's error handler was called %d times, expected once",
              errors_seen);
     MPI_Errhandler_free(&eh);
@@ -337,7 +337,7 @@ static void case_mounts(void)
     MPI_Barrier(MPI_COMM_WORLD);
     nc = MPI_COMM_WORLD;
     rc = split(sub, TIO_NBHD_HEURISTIC, 0, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, TP_NOENT, "does not exist on rank 0",
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_NOENT, "does not exist on rank 0",
                    "heuristic, directory missing on rank 0");
     MPI_Barrier(MPI_COMM_WORLD);
     if (tt_rank == 0)
@@ -352,9 +352,9 @@ static void case_mounts(void)
         MPI_Barrier(MPI_COMM_WORLD);
         nc = MPI_COMM_WORLD;
         rc = split(ro1, TIO_NBHD_EXHAUSTIVE, 0, &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_ACCESS, "rank 1: ",
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, "rank 1: ",
                        "exhaustive, read-only on rank 1");
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_ACCESS, "Read-only file system",
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, "Read-only file system",
                        "exhaustive, read-only on rank 1 (reason)");
         MPI_Barrier(MPI_COMM_WORLD);
         if (tt_rank == 0)
@@ -372,7 +372,7 @@ static void case_mounts(void)
         snprintf(what, sizeof what, "read-only everywhere, %s", tio_nbhd_algorithm_name(tp_algs[a]));
         nc = MPI_COMM_WORLD;
         rc = split(roall, tp_algs[a], 0, &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, TP_ACCESS, "Read-only file system", what);
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, "Read-only file system", what);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     unmount(roall);

@@ -113,30 +113,17 @@ TT_FN void tp_check_split(MPI_Comm comm, MPI_Comm *newcomm, const int *group, co
     MPI_Comm_free(newcomm);
 }
 
-/* rc must be an error of the expected class (Open MPI: the MPI class; MPICH, where tierio
- * adds its own classes: the class's string), its message must contain sub (if not NULL),
- * and newcomm must be MPI_COMM_NULL. Then all processes compare messages: the same error
- * everywhere. */
-TT_FN void tp_check_error(MPI_Comm comm, int rc, MPI_Comm newcomm, int ompi_class,
-                          const char *tierio_class, const char *sub, const char *what)
+/* rc must be an error of the class ex names (harness_mpi.h: EX_*), its message must
+ * contain sub (if not NULL), and newcomm must be MPI_COMM_NULL. Then all processes compare
+ * messages: the same error everywhere. */
+TT_FN void tp_check_error(MPI_Comm comm, int rc, MPI_Comm newcomm, struct et_expect ex,
+                          const char *sub, const char *what)
 {
-    char msg[MPI_MAX_ERROR_STRING] = "", cmsg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0, cls = -1;
+    char msg[MPI_MAX_ERROR_STRING] = "", why[3 * MPI_MAX_ERROR_STRING];
     if (rc == MPI_SUCCESS) {
         tt_fail("%s: succeeded, expected an error", what);
     } else {
-        MPI_Error_string(rc, msg, &len);
-        MPI_Error_class(rc, &cls);
-#ifdef OPEN_MPI
-        (void)tierio_class;
-        TT_CHECK(cls == ompi_class, "%s: error class %d, expected %d; message: %s", what, cls,
-                 ompi_class, msg);
-#else
-        (void)ompi_class;
-        MPI_Error_string(cls, cmsg, &len);
-        TT_CHECK(strcmp(cmsg, tierio_class) == 0, "%s: error class \"%s\", expected \"%s\"; "
-                 "message: %s", what, cmsg, tierio_class, msg);
-#endif
+        TT_CHECK(tt_error_class_is(rc, ex, msg, why, sizeof why), "%s: %s", what, why);
         TT_CHECK(!sub || strstr(msg, sub), "%s: message \"%s\" lacks \"%s\"", what, msg, sub);
     }
     TT_CHECK(newcomm == MPI_COMM_NULL, "%s: newcomm is not MPI_COMM_NULL after an error", what);
@@ -146,13 +133,6 @@ TT_FN void tp_check_error(MPI_Comm comm, int rc, MPI_Comm newcomm, int ompi_clas
     MPI_Bcast(m0, (int)sizeof m0, MPI_CHAR, 0, comm);
     TT_CHECK(strcmp(m0, msg) == 0, "%s: rank 0 reports \"%s\", this process \"%s\"", what, m0,
              msg);
-    (void)cmsg;
 }
-
-#define TP_NOENT MPI_ERR_NO_SUCH_FILE, "tierio: no such file or directory"
-#define TP_ACCESS MPI_ERR_ACCESS, "tierio: permission denied"
-#define TP_INFO_VALUE MPI_ERR_INFO_VALUE, "tierio: invalid hint value"
-#define TP_INFO_KEY MPI_ERR_INFO_KEY, "tierio: missing or conflicting hint"
-#define TP_ARG MPI_ERR_ARG, "tierio: invalid argument"
 
 #endif

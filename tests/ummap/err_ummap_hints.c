@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     et_init(&argc, &argv, "err_ummap_hints");
     char dir[4200], file[4400];
     et_subdir(dir, sizeof dir, "target");
-    snprintf(file, sizeof file, "%s/win-%d.dat", dir, et_rank);
+    snprintf(file, sizeof file, "%s/win-%d.dat", dir, tt_rank);
     const char *E = "storage_alloc_engine", *A = "swin_impl";
     const struct bad cases[] = {
         {"storage_alloc_engine", "ummapp", NULL, NULL, EX_INFO_VALUE,
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
             snprintf(label, sizeof label, "%s: %s=\"%s\"%s%s%s%s", et_call_name[calls[c]],
                      b->key, b->val, b->key2 ? " + " : "", b->key2 ? b->key2 : "",
                      b->key2 ? "=" : "", b->val2 ? b->val2 : "");
-            et_case = label;
+            CASE(label);
             const char *kv[4][2] = {{"alloc_type", "storage"},
                                     {"storage_alloc_filename", file},
                                     {b->key2, b->val2},
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
             checked++;
         }
 
-    et_case = "MPI_Win_allocate_shared refuses the user-level engine";
+    CASE("MPI_Win_allocate_shared refuses the user-level engine");
     {
         char shared[4400];
         snprintf(shared, sizeof shared, "%s/shared.dat", dir);
@@ -136,12 +136,12 @@ int main(int argc, char **argv)
         checked++;
     }
 
-    et_case = "MPI_Win_allocate: rank 1 cannot create its file after the others mapped theirs";
-    if (et_size > 1) {
+    CASE("MPI_Win_allocate: rank 1 cannot create its file after the others mapped theirs");
+    if (tt_size > 1) {
         char bad[4400];
         snprintf(bad, sizeof bad, "%s/no-such-dir/win.dat", dir);
         const char *kv[][2] = {{"alloc_type", "storage"},
-                               {"storage_alloc_filename", et_rank == 1 ? bad : file},
+                               {"storage_alloc_filename", tt_rank == 1 ? bad : file},
                                {"storage_alloc_engine", "ummap"},
                                {"storage_alloc_segsize", "65536"}};
         MPI_Info info = et_info(kv, 4);
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         checked++;
     }
 
-    et_case = "a valid ummap window after the errors";
+    CASE("a valid ummap window after the errors");
     {
         const char *kv[][2] = {{"alloc_type", "storage"},
                                {"storage_alloc_filename", file},
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
         CHECK_EQ(threads(), threads0);      /* the engine stopped with its last mapping */
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    if (et_rank == 0)
+    if (tt_rank == 0)
         printf("%d error cases checked per process\n", checked);
     return et_finish();
 }

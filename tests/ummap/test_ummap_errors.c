@@ -267,7 +267,7 @@ int main(void)
     for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
         if (!strcmp(envs[i][0], "UMMAP_MEM_FACTOR"))
             unsetenv("UMMAP_MEM_LIMIT"); /* the factor applies only without a limit */
-        if (!um_in_child(env_case, envs[i], 20, why, sizeof why)) {
+        if (!tt_in_child(env_case, envs[i], 20, why, sizeof why)) {
             fprintf(stderr, "[%s] %s=\"%s\": the child failed: %s\n", tt_current_case,
                     envs[i][0], envs[i][1], why);
             bad++;

@@ -293,7 +293,7 @@ int main(void)
         struct evict_arg a = {drivers[d]};
         char why[128];
         CASE("evictions on a full disk");
-        if (!um_in_child(evictions_on_full_disk, &a, 60, why, sizeof why)) {
+        if (!tt_in_child(evictions_on_full_disk, &a, 60, why, sizeof why)) {
             fprintf(stderr, "[%s, %s driver] the child failed: %s\n", tt_current_case,
                     drivers[d], why);
             return 1;

@@ -259,7 +259,7 @@ int main(int argc, char **argv)
     um_fill_rand(x, SIZE, &rng);
     int ready[2];
     CHECK_OK(pipe(ready));
-    pid_t child = um_fork(30);
+    pid_t child = tt_fork(30);
     if (child == 0) {
         /* Our copy of the mapping is not the engine's (fork does not carry the fault
          * handling along): only the parent's address space is touched, by the kernel. */
@@ -290,7 +290,7 @@ int main(int argc, char **argv)
         sgot += (size_t)r;
     close(ready[0]);
     char why[128];
-    if (!um_wait(child, why, sizeof why)) {
+    if (!tt_wait(child, why, sizeof why)) {
         fprintf(stderr, "[%s] the child failed: %s\n", tt_current_case, why);
         return 1;
     }

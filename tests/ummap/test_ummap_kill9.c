@@ -71,7 +71,7 @@ static void run(int limit_segs)
     tt_write_file(path, before, flen);
     int pfd[2];
     CHECK_OK(pipe(pfd));
-    pid_t pid = um_fork(60);
+    pid_t pid = tt_fork(60);
     if (pid == 0) {
         close(pfd[0]);
         child(path, limit_segs, pfd[1]);
@@ -83,7 +83,7 @@ static void run(int limit_segs)
     if (n != (ssize_t)sizeof r) {
         char why[128];
         kill(pid, SIGKILL);
-        um_wait(pid, why, sizeof why);
+        tt_wait(pid, why, sizeof why);
         fprintf(stderr, "[%s] the child did not report (%s)\n", what, why);
         exit(1);
     }

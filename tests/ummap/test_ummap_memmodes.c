@@ -124,7 +124,7 @@ static void start_worker(int w)
     int a[2], b[2];
     CHECK_OK(pipe(a));
     CHECK_OK(pipe(b));
-    pid_t pid = um_fork(90);
+    pid_t pid = tt_fork(90);
     if (pid == 0) {
         close(a[1]);
         close(b[0]);
@@ -146,7 +146,7 @@ static struct reply ask(int w, int op, int arg)
     CHECK(write(wk[w].to, &c, sizeof c) == (ssize_t)sizeof c);
     if (read(wk[w].from, &r, sizeof r) != (ssize_t)sizeof r) {
         char why[128];
-        um_wait(wk[w].pid, why, sizeof why);
+        tt_wait(wk[w].pid, why, sizeof why);
         fprintf(stderr, "[%s] worker %d died: %s\n", tt_current_case, w, why);
         exit(1);
     }
@@ -177,7 +177,7 @@ static void quit(int w)
 {
     ask(w, OP_QUIT, 0);
     char why[128];
-    if (!um_wait(wk[w].pid, why, sizeof why)) {
+    if (!tt_wait(wk[w].pid, why, sizeof why)) {
         fprintf(stderr, "[%s] worker %d: %s\n", tt_current_case, w, why);
         exit(1);
     }

@@ -43,7 +43,7 @@ static unsigned char *map_file(const char *name, const unsigned char *content, i
 /* Another process writes n bytes of src at dst in this process. */
 static void remote_write(void *dst, const void *src, size_t n)
 {
-    pid_t pid = um_fork(30);
+    pid_t pid = tt_fork(30);
     if (pid == 0) {
         /* only the parent's memory is touched, by the kernel (mappings are not inherited) */
         struct iovec l = {(void *)src, n}, r = {dst, n};
@@ -55,7 +55,7 @@ static void remote_write(void *dst, const void *src, size_t n)
         _exit(0);
     }
     char why[128];
-    if (!um_wait(pid, why, sizeof why)) {
+    if (!tt_wait(pid, why, sizeof why)) {
         fprintf(stderr, "[%s] the writing process failed: %s\n", tt_current_case, why);
         exit(1);
     }

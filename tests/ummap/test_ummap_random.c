@@ -634,7 +634,7 @@ int main(int argc, char **argv)
                                        bulk ? 1u : UMMAP_NO_FLUSH, seed, ops};
                     char why[128];
                     ran++;
-                    if (!um_in_child(run_config, &c, 120, why, sizeof why)) {
+                    if (!tt_in_child(run_config, &c, 120, why, sizeof why)) {
                         fprintf(stderr, "FAIL: config %d (%s, %s driver via %s, %s, %s sync): "
                                 "%s; replay: %s --policy %s --driver %s --seed %" PRIu64
                                 " --only %d\n", index, pol_names[p], dn,

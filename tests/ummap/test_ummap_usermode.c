@@ -102,7 +102,7 @@ int main(int argc, char **argv)
     const char *dir = tt_tmpdir("ummap-usermode");
     CHECK_OK(chown(dir, pw->pw_uid, pw->pw_gid));
     char why[128];
-    pid_t pid = um_fork(60);
+    pid_t pid = tt_fork(60);
     if (pid == 0) {
         if (setgroups(0, NULL) || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) ||
             setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid))
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
         execl("/proc/self/exe", argv[0], "--unprivileged", dir, (char *)NULL);
         _exit(4);
     }
-    if (!um_wait(pid, why, sizeof why)) {
+    if (!tt_wait(pid, why, sizeof why)) {
         fprintf(stderr, "FAIL: the unprivileged process: %s\n", why);
         return 1;
     }

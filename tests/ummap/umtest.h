@@ -1,11 +1,8 @@
 /* Helpers shared by the single-process tests of the ummap engine (tests/ummap): a seeded
- * PRNG, return-code checks that print both errno names, what a process holds (threads,
- * resident bytes of a range, /dev/shm entries), page-cache dirtiness of a file range, and
- * child processes with a time limit. Built on the unit tests' kit (tests/unit/check.h):
- * a failed check prints file:line and exits 1.
- *
- * Forked children: um_fork() makes the child forget the parent's temporary directories,
- * so that a child that exits (also through a failed check) does not remove them. */
+ * PRNG, what a process holds (threads,
+ * resident bytes of a range, /dev/shm entries), page-cache dirtiness of a file range and
+ * deadlines. Checks, files and child processes with a time limit (tt_fork, tt_in_child)
+ * are the harness's (tests/common/harness.h, through tests/unit/check.h). */
 #ifndef TIO_TEST_UMTEST_H
 #define TIO_TEST_UMTEST_H
 
@@ -21,29 +18,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <ummap.h>
-
-/* ---- return codes (0 or an errno value) ---- */
-
-#define CHECK_RC(call, want)                                                          \
-    do {                                                                              \
-        int rc_ = (call), w_ = (want);                                                \
-        if (rc_ != w_) {                                                              \
-            fprintf(stderr, "%s:%d: [%s] %s returned %d (%s), expected %d (%s)\n",    \
-                    __FILE__, __LINE__, tt_current_case, #call, rc_, strerror(rc_),   \
-                    w_, strerror(w_));                                                \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
-
-#define CHECK_LE(a, b)                                                                \
-    do {                                                                              \
-        long long va_ = (long long)(a), vb_ = (long long)(b);                         \
-        if (va_ > vb_) {                                                              \
-            fprintf(stderr, "%s:%d: [%s] check failed: %s <= %s (%lld > %lld)\n",     \
-                    __FILE__, __LINE__, tt_current_case, #a, #b, va_, vb_);           \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 /* ---- a seeded PRNG (splitmix64): the same seed replays the same run ---- */
 
@@ -145,35 +119,10 @@ static inline void um_static_limit(const char *tag, size_t limit)
 static inline int um_open(const char *path, int flags)
 {
     int fd = open(path, flags | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        fprintf(stderr, "[%s] open %s: %s\n", tt_current_case, path, strerror(errno));
-        exit(1);
-    }
+    if (fd < 0)
+        FAIL_NOW("open %s: %s", path, strerror(errno));
     return fd;
 }
-
-/* Compare n bytes of path at off with exp (a short file is a failure). */
-#define CHECK_FILE(path, off, exp, n)                                                 \
-    do {                                                                              \
-        size_t n_ = (n);                                                              \
-        unsigned char *b_ = malloc(n_ ? n_ : 1);                                      \
-        CHECK(b_ != NULL);                                                            \
-        if (tt_pread_file((path), b_, n_, (off)) != (ssize_t)n_) {                    \
-            fprintf(stderr, "%s:%d: [%s] %s is shorter than %lld + %zu bytes (%lld)\n", \
-                    __FILE__, __LINE__, tt_current_case, (path), (long long)(off), n_, \
-                    (long long)tt_file_size(path));                                   \
-            exit(1);                                                                  \
-        }                                                                             \
-        long d_ = tt_first_diff(b_, (exp), n_);                                       \
-        if (d_ >= 0) {                                                                \
-            fprintf(stderr, "%s:%d: [%s] file %s differs at byte %lld (offset %ld "   \
-                    "into the range): 0x%02x, expected 0x%02x\n", __FILE__, __LINE__, \
-                    tt_current_case, (path), (long long)(off) + d_, d_, b_[d_],       \
-                    ((const unsigned char *)(exp))[d_]);                              \
-            exit(1);                                                                  \
-        }                                                                             \
-        free(b_);                                                                     \
-    } while (0)
 
 /* The range must be durable (tests/common/page_flags.h: a content check cannot tell); -1
  * (cannot tell, not root) is said once and accepted. */
@@ -186,63 +135,11 @@ static inline int um_open(const char *path, int flags)
                 printf("note: cannot read page flags (needs root): durability of "    \
                        "written data not checked\n");                                 \
         } else if (dp_ > 0) {                                                         \
-            fprintf(stderr, "%s:%d: [%s] %ld page(s) of %s bytes %lld..%lld are still " \
-                    "dirty in the page cache: not durable\n", __FILE__, __LINE__,     \
-                    tt_current_case, dp_, (path), (long long)(off),                   \
-                    (long long)(off) + (long long)(len));                             \
-            exit(1);                                                                  \
+            FAIL_NOW("%ld page(s) of %s bytes %lld..%lld are still dirty in the page "  \
+                     "cache: not durable", dp_, (path), (long long)(off),             \
+                     (long long)(off) + (long long)(len));                            \
         }                                                                             \
     } while (0)
-
-/* ---- child processes ---- */
-
-/* fork(); in the child the parent's temporary directories are forgotten, the child dies
- * with the parent and gets SIGALRM (default action: terminate) after timeout_s. */
-static inline pid_t um_fork(unsigned timeout_s)
-{
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK_OK(pid);
-    if (pid == 0) {
-        tt_ndirs = 0;
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        alarm(timeout_s);
-    }
-    return pid;
-}
-
-/* Wait for a child; its status as text in why (for messages). Returns 1 if it exited
- * with status 0. */
-static inline int um_wait(pid_t pid, char *why, size_t n)
-{
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        CHECK(errno == EINTR);
-    if (WIFEXITED(st))
-        snprintf(why, n, "exit status %d", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st))
-        snprintf(why, n, "killed by signal %d (%s)%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
-                 WTERMSIG(st) == SIGALRM ? ": time limit, a hang?" : "");
-    else
-        snprintf(why, n, "status 0x%x", st);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-/* Run fn(arg) in a child process; 1 if it returned 0. */
-static inline int um_in_child(int (*fn)(void *), void *arg, unsigned timeout_s, char *why,
-                              size_t n)
-{
-    pid_t pid = um_fork(timeout_s);
-    if (pid == 0) {
-        int rc = fn(arg);
-        tt_cleanup(); /* the child's own temporary directories (_exit skips atexit) */
-        fflush(stdout);
-        fflush(stderr);
-        _exit(rc);
-    }
-    return um_wait(pid, why, n);
-}
 
 /* Deadlines for waiting on the engine's own threads (an I/O thread pass, a give-back),
  * which act asynchronously: the caller polls a condition it checks afterwards, and a
