@@ -247,8 +247,9 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
     return TIO_OK;
 }
 
-static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info,
-                       struct tio_agg **out, int *created, struct tio_err *err)
+static int open_handle(MPI_Comm comm, const char *path, int amode,
+                       const struct tio_agg_settings *set, struct tio_agg **out, int *created,
+                       struct tio_err *err)
 {
     struct tio_agg *a = calloc(1, sizeof *a);
     if (!a)
@@ -273,7 +274,8 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
         snprintf(a->path, sizeof a->path, "%s", path);
     if (err->cls == TIO_OK)
         check_amode(amode, &a->oflags, err);
-    if (err->cls == TIO_OK && tio_agg_settings_from(&a->set, info, err) == TIO_OK) {
+    a->set = *set;
+    if (err->cls == TIO_OK) {
         a->strategy = tio_agg_strategy_find(a->set.strategy);
         if (!a->strategy)
             tio_err_set(err, TIO_E_INFO_VALUE, "%s (or TIERIO_AGG_STRATEGY) = \"%s\": no "
@@ -353,13 +355,14 @@ static int open_handle(MPI_Comm comm, const char *path, int amode, MPI_Info info
     return TIO_OK;
 }
 
-int tio_agg_open_err(MPI_Comm comm, const char *path, int amode, MPI_Info info,
-                     struct tio_agg **out, struct tio_err *err)
+int tio_agg_open_err(MPI_Comm comm, const char *path, int amode,
+                     const struct tio_agg_settings *set, struct tio_agg **out,
+                     struct tio_err *err)
 {
     struct tio_agg *a = NULL;
     int created = 0;
     *out = NULL;
-    if (open_handle(comm, path, amode, info, &a, &created, err) == TIO_OK) {
+    if (open_handle(comm, path, amode, set, &a, &created, err) == TIO_OK) {
         *out = a;
         return TIO_OK;
     }
@@ -379,7 +382,10 @@ int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_
                                                             : "comm is MPI_COMM_NULL");
         return tio_err_raise_comm(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, &err);
     }
-    if (tio_agg_open_err(comm, path, amode, info, agg, &err))
+    /* Parsed here, once; a parse error goes down with err and is agreed at open. */
+    struct tio_agg_settings set;
+    tio_agg_settings_from(&set, info, &err);
+    if (tio_agg_open_err(comm, path, amode, &set, agg, &err))
         return tio_err_raise_comm(comm, &err);
     return MPI_SUCCESS;
 }

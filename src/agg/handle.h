@@ -152,9 +152,12 @@ void tio_agg_load_manifest(struct tio_agg *a, char *text, struct tio_err *err);
 int tio_agg_group_files(struct tio_agg *a, struct tio_err *err);
 void tio_agg_save_manifest(struct tio_agg *a, struct tio_err *err);
 
-/* tio_agg_open / tio_agg_close without raising: the error (agreed) in err. */
-int tio_agg_open_err(MPI_Comm comm, const char *path, int amode, MPI_Info info,
-                     struct tio_agg **out, struct tio_err *err);
+/* tio_agg_open / tio_agg_close without raising: the error (agreed) in err. The open takes
+ * the settings its caller parsed from the info (each info is parsed once); an error already
+ * in err (a bad setting) is agreed and fails the open. */
+int tio_agg_open_err(MPI_Comm comm, const char *path, int amode,
+                     const struct tio_agg_settings *set, struct tio_agg **out,
+                     struct tio_err *err);
 int tio_agg_close_err(struct tio_agg *a, struct tio_err *err);
 
 /* Raise err through the handle's communicator (MPI_COMM_SELF without a handle). */

@@ -117,7 +117,7 @@ int tio_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     if (tio_agree(comm, &err, NULL, 0) == TIO_OK) {
         /* The file exists now (MPI made it): the engine opens it as it is. */
         int access = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
-        tio_agg_open_err(comm, filename, access, info, &a, &err);
+        tio_agg_open_err(comm, filename, access, &set, &a, &err);
     }
     if (err.cls == TIO_OK &&
         (!(a->route_asks = malloc(sizeof(struct ask) * (size_t)size)) ||
