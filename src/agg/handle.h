@@ -163,12 +163,14 @@ int tio_agg_close_err(struct tio_agg *a, struct tio_err *err);
 /* Raise err through the handle's communicator (MPI_COMM_SELF without a handle). */
 int tio_agg_raise(struct tio_agg *a, const struct tio_err *err);
 
-/* Choose the aggregators of this process's group (the strategy), allocate their buffers,
+/* place.c: choose the aggregators of this process's group (the strategy), allocate their buffers,
  * open the target, start the I/O thread. Collective over the group; first: the first
  * access (NULL at open). */
 int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct tio_err *err);
 
-/* The nodes' data of these pieces lie apart and the handle can keep every byte on its node
+/* access.c, below the C API (agg_access.c), the MPI-IO route and the node regime:
+ *
+ * The nodes' data of these pieces lie apart and the handle can keep every byte on its node
  * (placed, the target file, domains that follow the data, alignment of at most a page):
  * the access may have domains by node. Allocates nothing: the same on every process. */
 int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n);
@@ -186,6 +188,8 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
                         struct tio_agg_piece *pieces, size_t n, int by_node,
                         struct tio_err *err);
 void tio_agg_access_free(struct tio_agg_access *x);
+/* Only what the plan derives (plan, moves, cross-node rounds): the pieces stay. */
+void tio_agg_access_free_plan(struct tio_agg_access *x);
 
 /* Room for one more access in a->access (or err: out of memory). */
 int tio_agg_access_room(struct tio_agg *a, struct tio_err *err);
@@ -234,7 +238,7 @@ void tio_agg_lanes_write(struct tio_agg *a, const void *buf, struct tio_err *err
 int tio_agg_settle(struct tio_agg *a, int all, struct tio_err *err);
 void tio_agg_checks_free(struct tio_agg *a);
 
-/* Subfiles and node-local: the groups exchange the extents they placed since the last
+/* extents.c. Subfiles and node-local: the groups exchange the extents they placed since the last
  * exchange, so that every process has the same manifest again. Collective over icomm. */
 int tio_agg_exchange(struct tio_agg *a, struct tio_err *err);
 
