@@ -87,6 +87,99 @@ static int enter(struct tio_agg *a, const char *call, int id, const void *buf, i
     return err->cls;
 }
 
+/* The arguments of one declaration, checked locally (a failure travels with the gather). */
+static void check_declaration(int count, const MPI_Offset offsets[], const MPI_Offset sizes[],
+                              const int *id, struct tio_err *err)
+{
+    if (count < 0)
+        tio_err_set(err, TIO_E_ARG, "tio_agg_declare: count %d is negative", count);
+    else if (count > 0 && (!offsets || !sizes))
+        tio_err_set(err, TIO_E_ARG, "tio_agg_declare: %s is NULL for %d pieces",
+                    !offsets ? "offsets" : "sizes", count);
+    else if (!id)
+        tio_err_set(err, TIO_E_ARG, "tio_agg_declare: id is NULL");
+    for (int i = 0; i < count && err->cls == TIO_OK; i++)
+        if (offsets[i] < 0 || sizes[i] < 0 || offsets[i] > INT64_MAX - sizes[i])
+            tio_err_set(err, TIO_E_ARG, "tio_agg_declare: piece %d (offset %lld, size %lld) "
+                        "is not a range of a file", i, (long long)offsets[i],
+                        (long long)sizes[i]);
+}
+
+/* Everybody's pieces, in rank order, into *pieces (n of them); *many: some process has more
+ * than one. One gather of (count, first piece) per process says whether some process's
+ * arguments are wrong (count -1) and is all there is to know when no process has more than
+ * one piece; otherwise all the pieces follow. Subfiles and node-local storage: a group
+ * needs only its own processes' pieces. Returns nonzero on an error (agreed). */
+static int gather_declaration(struct tio_agg *a, int count, const MPI_Offset offsets[],
+                              const MPI_Offset sizes[], struct tio_agg_piece **pieces,
+                              size_t *n, int *many, struct tio_err *err)
+{
+    int64_t *first = a->gather_first, me[3] = {err->cls == TIO_OK ? count : -1,
+                                                count > 0 && offsets ? offsets[0] : 0,
+                                                count > 0 && sizes ? sizes[0] : 0};
+    PMPI_Allgather(me, 3, MPI_INT64_T, first, 3, MPI_INT64_T, a->gcomm);
+    long long total = 0;
+    int bad = 0;
+    *many = 0;
+    for (int r = 0; r < a->gsize; r++) {
+        bad |= first[3 * r] < 0;
+        *many |= first[3 * r] > 1;
+        total += first[3 * r] > 0 ? first[3 * r] : 0;
+    }
+    if (bad)
+        return tio_agree(a->gcomm, err, NULL, 0);
+    if (total > INT32_MAX / 2) /* the same everywhere */
+        return tio_err_set(err, TIO_E_UNSUPPORTED, "tio_agg_declare: %lld pieces in all; "
+                           "at most %d", total, INT32_MAX / 2);
+    return tio_agg_gather_pieces(a->gcomm, a->gsize, first, total, count, offsets, sizes,
+                                 NULL, pieces, n, a, err);
+}
+
+/* The access of the gathered pieces (taken over) in *x, placing the aggregators if this is
+ * the first declaration of a strategy that needs one. Returns nonzero on an error, x freed. */
+static int make_declared(struct tio_agg *a, struct tio_agg_piece *pieces, size_t n, int many,
+                         struct tio_agg_access *x, struct tio_err *err)
+{
+    tio_agg_access_room(a, err);
+    /* Domains by node when the nodes' data lie apart, and while every access has them
+     * the calls synchronise within nodes (engine.c); an access without them ends that
+     * (decided alike everywhere: from what was gathered, nothing allocated). */
+    int by_node = a->node_regime && (many ? tio_agg_apart(a, pieces, n)
+                                          : apart_of_first(a, a->gather_first, a->gsize));
+    leave_node_regime(a, by_node);
+    memset(x, 0, sizeof *x);
+    if (err->cls == TIO_OK)
+        tio_agg_access_make(a, x, pieces, n, by_node, err);
+    else
+        free(pieces);
+    /* Once the aggregators are placed, a failure here (out of memory) is this process's
+     * alone, and costs no agreement: the ids then differ, and the access's first use
+     * stops every process at its first round, which checks that they all work on the
+     * same access. The first declaration of tapioca agrees, and places. */
+    int placing = !a->placed;
+    if ((!a->placed && (tio_agree(a->gcomm, err, NULL, 0) || tio_agg_place(a, x, err))) ||
+        err->cls != TIO_OK) {
+        tio_agg_access_free(x);
+        return err->cls;
+    }
+    /* Placed by this access (tapioca): its domains may now follow the data. The same
+     * everywhere; a failure (out of memory) is this process's alone, as above. */
+    if (placing && !a->set.balanced) {
+        tio_agg_access_free_plan(x);
+        by_node = a->node_regime && tio_agg_apart(a, pieces, n);
+        leave_node_regime(a, by_node);
+        if (tio_agg_access_make(a, x, pieces, n, by_node, err) != TIO_OK) {
+            tio_agg_access_free(x);
+            return err->cls;
+        }
+    }
+    /* Reads of pieces that do not interleave: every process reads its own (decided here,
+     * once, alike everywhere: the same pieces, the settings agreed at open). */
+    x->read_own = a->set.target == TIO_AGG_TARGET_FILE && !a->set.read_aggregate &&
+                  tio_agg_pieces_disjoint(x->gpieces, x->ngpieces);
+    return TIO_OK;
+}
+
 int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
                     const MPI_Offset sizes[], int *id)
 {
@@ -95,18 +188,7 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
         tio_err_set(&err, TIO_E_ARG, "tio_agg_declare: agg is NULL");
         return tio_agg_raise(NULL, &err);
     }
-    if (count < 0)
-        tio_err_set(&err, TIO_E_ARG, "tio_agg_declare: count %d is negative", count);
-    else if (count > 0 && (!offsets || !sizes))
-        tio_err_set(&err, TIO_E_ARG, "tio_agg_declare: %s is NULL for %d pieces",
-                    !offsets ? "offsets" : "sizes", count);
-    else if (!id)
-        tio_err_set(&err, TIO_E_ARG, "tio_agg_declare: id is NULL");
-    for (int i = 0; i < count && err.cls == TIO_OK; i++)
-        if (offsets[i] < 0 || sizes[i] < 0 || offsets[i] > INT64_MAX - sizes[i])
-            tio_err_set(&err, TIO_E_ARG, "tio_agg_declare: piece %d (offset %lld, size %lld) "
-                        "is not a range of a file", i, (long long)offsets[i],
-                        (long long)sizes[i]);
+    check_declaration(count, offsets, sizes, id, &err);
     /* The checks of earlier declarations that have seen a call (the same everywhere). */
     tio_agg_settle(a, 0, &err);
     /* While every access keeps each node's bytes on it, a declaration is the node's
@@ -116,76 +198,13 @@ int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],
             return tio_agg_raise(a, &err);
         return MPI_SUCCESS;
     }
-    /* Everybody's pieces, in rank order. One gather of (count, first piece) per process
-     * says whether some process's arguments are wrong (count -1) and is all there is to
-     * know when no process has more than one piece; otherwise all the pieces follow. */
-    int64_t *first = a->gather_first, me[3] = {err.cls == TIO_OK ? count : -1,
-                                                count > 0 && offsets ? offsets[0] : 0,
-                                                count > 0 && sizes ? sizes[0] : 0};
-    /* Subfiles and node-local storage: a group needs only its own processes' pieces. */
-    MPI_Comm dcomm = a->gcomm;
-    int dsize = a->gsize;
-    PMPI_Allgather(me, 3, MPI_INT64_T, first, 3, MPI_INT64_T, dcomm);
-    long long total = 0;
-    int bad = 0, many = 0;
-    for (int r = 0; r < dsize; r++) {
-        bad |= first[3 * r] < 0;
-        many |= first[3 * r] > 1;
-        total += first[3 * r] > 0 ? first[3 * r] : 0;
-    }
-    if (bad) {
-        tio_agree(dcomm, &err, NULL, 0);
-        return tio_agg_raise(a, &err);
-    }
-    if (total > INT32_MAX / 2) { /* the same everywhere */
-        tio_err_set(&err, TIO_E_UNSUPPORTED, "tio_agg_declare: %lld pieces in all; at most "
-                    "%d", total, INT32_MAX / 2);
-        return tio_agg_raise(a, &err);
-    }
-    struct tio_agg_piece *pieces;
-    size_t n;
-    if (tio_agg_gather_pieces(dcomm, dsize, first, total, count, offsets, sizes, NULL,
-                              &pieces, &n, a, &err))
-        return tio_agg_raise(a, &err); /* agreed */
-
-    tio_agg_access_room(a, &err);
-    /* Domains by node when the nodes' data lie apart, and while every access has them
-     * the calls synchronise within nodes (engine.c); an access without them ends that
-     * (decided alike everywhere: from what was gathered, nothing allocated). */
-    int by_node = a->node_regime && (many ? tio_agg_apart(a, pieces, n)
-                                          : apart_of_first(a, first, dsize));
-    leave_node_regime(a, by_node);
+    struct tio_agg_piece *pieces = NULL;
+    size_t n = 0;
+    int many = 0;
     struct tio_agg_access x;
-    memset(&x, 0, sizeof x);
-    if (err.cls == TIO_OK)
-        tio_agg_access_make(a, &x, pieces, n, by_node, &err);
-    else
-        free(pieces);
-    /* Once the aggregators are placed, a failure here (out of memory) is this process's
-     * alone, and costs no agreement: the ids then differ, and the access's first use
-     * stops every process at its first round, which checks that they all work on the
-     * same access. The first declaration of tapioca agrees, and places. */
-    int placing = !a->placed;
-    if ((!a->placed && (tio_agree(dcomm, &err, NULL, 0) || tio_agg_place(a, &x, &err))) ||
-        err.cls != TIO_OK) {
-        tio_agg_access_free(&x);
+    if (gather_declaration(a, count, offsets, sizes, &pieces, &n, &many, &err) ||
+        make_declared(a, pieces, n, many, &x, &err))
         return tio_agg_raise(a, &err);
-    }
-    /* Placed by this access (tapioca): its domains may now follow the data. The same
-     * everywhere; a failure (out of memory) is this process's alone, as above. */
-    if (placing && !a->set.balanced) {
-        tio_agg_access_free_plan(&x);
-        by_node = a->node_regime && tio_agg_apart(a, pieces, n);
-        leave_node_regime(a, by_node);
-        if (tio_agg_access_make(a, &x, pieces, n, by_node, &err) != TIO_OK) {
-            tio_agg_access_free(&x);
-            return tio_agg_raise(a, &err);
-        }
-    }
-    /* Reads of pieces that do not interleave: every process reads its own (decided here,
-     * once, alike everywhere: the same pieces, the settings agreed at open). */
-    x.read_own = a->set.target == TIO_AGG_TARGET_FILE && !a->set.read_aggregate &&
-                 tio_agg_pieces_disjoint(x.gpieces, x.ngpieces);
     a->access[a->naccess] = x;
     *id = a->naccess++;
     return MPI_SUCCESS;
