@@ -146,13 +146,12 @@ static void release(struct tio_agg *a)
     free(a);
 }
 
-static int open_handle(MPI_Comm comm, const char *path, int amode,
-                       const struct tio_agg_settings *set, struct tio_agg **out, int *created,
-                       struct tio_err *err)
+/* A handle with its own communicators and nothing else yet; NULL: out of memory. */
+static struct tio_agg *new_handle(MPI_Comm comm, int amode)
 {
     struct tio_agg *a = calloc(1, sizeof *a);
     if (!a)
-        return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
+        return NULL;
     a->comm = a->icomm = a->gcomm = a->nodecomm = a->vcomm = MPI_COMM_NULL;
     a->my_domain = -1;
     a->own_fd = -1;
@@ -163,8 +162,14 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
     PMPI_Comm_rank(comm, &a->rank);
     PMPI_Comm_size(comm, &a->size);
     a->amode = amode;
-    *out = a;
+    return a;
+}
 
+/* The path, the access mode, the settings and their strategy, checked locally; then the
+ * settings compared with rank 0's (collective, not agreed). */
+static void take_arguments(struct tio_agg *a, const char *path, int amode,
+                           const struct tio_agg_settings *set, struct tio_err *err)
+{
     if (!path)
         tio_err_set(err, TIO_E_ARG, "tio_agg_open: path is NULL");
     else if (strlen(path) >= sizeof a->path - 16)
@@ -187,9 +192,13 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
     if (err->cls == TIO_OK && memcmp(&root, &a->set, sizeof root) != 0)
         tio_err_set(err, TIO_E_INFO_VALUE, "tio_agg_open: the aggregation settings of this "
                     "process differ from rank 0's (info and environment must agree)");
-    /* The tiers handle (hwloc, the site file) costs most of an open: only when something
-     * needs it. Plain DRAM without a site file needs only the nodes. (Agreed with the
-     * errors: one collective.) */
+}
+
+/* The tiers handle (hwloc, the site file) costs most of an open: only when something
+ * needs it. Plain DRAM without a site file needs only the nodes. (Agreed with the
+ * errors: one collective.) */
+static int open_tiers_if_needed(struct tio_agg *a, struct tio_err *err)
+{
     int need_tiers[1] = {err->cls == TIO_OK &&
                          (strcmp(a->strategy->name, "default") != 0 ||
                           (a->set.tier[0] && strcmp(a->set.tier, "dram") != 0) ||
@@ -205,6 +214,13 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
         }
         tio_net_nodes(a->tiers, &a->nnodes);
     }
+    return TIO_OK;
+}
+
+/* Each process's node (from the tiers handle if open) and the declarations' gather
+ * buffers. Local. */
+static void number_nodes(struct tio_agg *a, struct tio_err *err)
+{
     a->node_of = malloc(sizeof *a->node_of * (size_t)a->size);
     a->gather_counts = malloc(sizeof(int) * (size_t)a->size);
     a->gather_displs = malloc(sizeof(int) * (size_t)a->size);
@@ -216,12 +232,13 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
             tio_net_node(a->tiers, r, &a->node_of[r], NULL, 1);
     else if (a->node_of)
         find_nodes(a);
-    if (err->cls == TIO_OK && tio_agg_make_groups(a, err) == TIO_OK &&
-        a->set.target != TIO_AGG_TARGET_FILE)
-        tio_agg_data_dir(a, err);
-    if (tio_agree(a->icomm, err, NULL, 0))
-        return err->cls;
+}
 
+/* Rank 0 probes the target (creating it if asked); every process learns whether it was
+ * created and the alignment, and for subfiles and node-local targets reads the manifest
+ * and opens its group's files. Agreed. */
+static int open_target(struct tio_agg *a, int *created, struct tio_err *err)
+{
     int64_t blk = 4096;
     char *text = NULL;
     if (a->rank == 0)
@@ -249,6 +266,25 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
     } else {
         free(text);
     }
+    return TIO_OK;
+}
+
+static int open_handle(MPI_Comm comm, const char *path, int amode,
+                       const struct tio_agg_settings *set, struct tio_agg **out, int *created,
+                       struct tio_err *err)
+{
+    struct tio_agg *a = *out = new_handle(comm, amode);
+    if (!a)
+        return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
+    take_arguments(a, path, amode, set, err);
+    if (open_tiers_if_needed(a, err))
+        return err->cls;
+    number_nodes(a, err);
+    if (err->cls == TIO_OK && tio_agg_make_groups(a, err) == TIO_OK &&
+        a->set.target != TIO_AGG_TARGET_FILE)
+        tio_agg_data_dir(a, err);
+    if (tio_agree(a->icomm, err, NULL, 0) || open_target(a, created, err))
+        return err->cls;
     if (!a->strategy->needs_access)
         return tio_agg_place(a, NULL, err);
     return TIO_OK;
