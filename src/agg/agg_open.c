@@ -15,6 +15,7 @@
 #include "util/error_mpi.h"
 #include "util/log.h"
 #include "util/agree.h"
+#include "util/node.h"
 
 #define SUPPORTED_MODES (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR | \
                          MPI_MODE_CREATE | MPI_MODE_EXCL)
@@ -74,28 +75,6 @@ static void probe_target(struct tio_agg *a, int *created, int64_t *blk, char **t
         }
         close(fd);
     }
-}
-
-/* Which node each process is on, without the tiers handle: MPI's shared-memory domains,
- * numbered in the order of their lowest ranks (as the tier layer numbers them). */
-static void find_nodes(struct tio_agg *a)
-{
-    int leader = a->rank;
-    MPI_Comm node;
-    PMPI_Comm_split_type(a->icomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
-    PMPI_Comm_free(&node);
-    PMPI_Allgather(&leader, 1, MPI_INT, a->node_of, 1, MPI_INT, a->icomm);
-    /* node_of holds leaders: renumber them 0, 1, ... in rank order. */
-    a->nnodes = 0;
-    for (int r = 0; r < a->size; r++) {
-        if (a->node_of[r] == r)
-            a->node_of[r] = -(++a->nnodes); /* a new node, marked */
-        else
-            a->node_of[r] = a->node_of[a->node_of[r]];
-    }
-    for (int r = 0; r < a->size; r++)
-        a->node_of[r] = -a->node_of[r] - 1;
 }
 
 static void release(struct tio_agg *a)
@@ -230,8 +209,9 @@ static void number_nodes(struct tio_agg *a, struct tio_err *err)
     if (a->tiers)
         for (int r = 0; a->node_of && r < a->size; r++)
             tio_net_node(a->tiers, r, &a->node_of[r], NULL, 1);
-    else if (a->node_of)
-        find_nodes(a);
+    else if (a->node_of && tio_node_number(a->icomm, a->node_of, &a->nnodes) != MPI_SUCCESS)
+        tio_err_set(err, TIO_E_OTHER, "tio_agg_open: MPI_Comm_split_type "
+                    "(MPI_COMM_TYPE_SHARED) failed");
 }
 
 /* Rank 0 probes the target (creating it if asked); every process learns whether it was

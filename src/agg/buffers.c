@@ -10,6 +10,7 @@
 #include "agg/plan.h"
 #include "tier/memavail.h"
 #include "util/agree.h"
+#include "util/node.h"
 #include "win/translate.h"
 
 /* Plain DRAM (no NUMA binding) on every process: the buffers can be MPI shared memory
@@ -66,7 +67,7 @@ static int shared_alloc(struct tio_agg_buffers *b, int t, tio_tiers_t tiers, con
     if (node != MPI_COMM_NULL) {
         b->node = node;
     } else {
-        rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &b->node);
+        rc = tio_node_comm(comm, &b->node);
         b->own_node = rc == MPI_SUCCESS;
     }
     if (rc == MPI_SUCCESS)

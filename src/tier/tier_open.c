@@ -6,46 +6,35 @@
 #include "tier/tiers.h"
 #include "util/error_mpi.h"
 #include "util/agree.h"
+#include "util/node.h"
 
-/* Which node each process is on: MPI's shared-memory domains, named by the host name of
- * their lowest rank, numbered in the order of those ranks. */
+/* Which node each process is on: MPI's shared-memory domains (util/node.c), named by the
+ * host name of their lowest rank, numbered in the order of those ranks. */
 static int find_nodes(struct tio_tiers *t, struct tio_err *err)
 {
-    MPI_Comm node;
-    int leader = t->rank;
-    if (PMPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS)
-        return tio_err_set(err, TIO_E_OTHER, "tio_tiers_open: MPI_Comm_split_type "
-                           "(MPI_COMM_TYPE_SHARED) failed");
-    /* Key 0: the node communicator keeps comm's order, its rank 0 is the lowest. */
-    PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
-    PMPI_Comm_free(&node);
-
-    int *leaders = malloc(sizeof(int) * (size_t)t->size);
     char (*hosts)[TIO_SITE_HOST_MAX] = malloc(TIO_SITE_HOST_MAX * (size_t)t->size);
     t->node_of = malloc(sizeof(int) * (size_t)t->size);
     t->node_leader = malloc(sizeof(int) * (size_t)t->size);
     t->node_name = malloc(TIO_SITE_HOST_MAX * (size_t)t->size);
-    if (!leaders || !hosts || !t->node_of || !t->node_leader || !t->node_name) {
-        free(leaders);
+    /* Agreed by the caller, like the split's failure. */
+    if (!hosts || !t->node_of || !t->node_leader || !t->node_name) {
         free(hosts);
         return tio_err_set(err, TIO_E_NOMEM, "tio_tiers_open: out of memory");
     }
-    PMPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, t->comm);
+    if (tio_node_number(t->comm, t->node_of, &t->nnodes) != MPI_SUCCESS) {
+        free(hosts);
+        return tio_err_set(err, TIO_E_OTHER, "tio_tiers_open: MPI_Comm_split_type "
+                           "(MPI_COMM_TYPE_SHARED) failed");
+    }
     PMPI_Allgather(t->host, TIO_SITE_HOST_MAX, MPI_CHAR, hosts, TIO_SITE_HOST_MAX, MPI_CHAR,
                    t->comm);
-    t->nnodes = 0;
-    for (int r = 0; r < t->size; r++)
-        if (leaders[r] == r) {
-            t->node_leader[t->nnodes] = r;
-            memcpy(t->node_name[t->nnodes], hosts[r], TIO_SITE_HOST_MAX);
-            t->nnodes++;
+    /* A node's leader is its first rank. */
+    for (int r = 0, seen = 0; r < t->size; r++)
+        if (t->node_of[r] == seen) {
+            t->node_leader[seen] = r;
+            memcpy(t->node_name[seen], hosts[r], TIO_SITE_HOST_MAX);
+            seen++;
         }
-    for (int r = 0; r < t->size; r++)
-        for (int n = 0; n < t->nnodes; n++)
-            if (t->node_leader[n] == leaders[r])
-                t->node_of[r] = n;
-    free(leaders);
     free(hosts);
     return TIO_OK;
 }

@@ -10,6 +10,7 @@
 
 #include "tier/filemap.h"
 #include "util/error_mpi.h"
+#include "util/node.h"
 #include "util/log.h"
 #include "util/agree.h"
 #include "win/translate.h"
@@ -41,8 +42,7 @@ static int all_on_one_node(MPI_Comm comm)
     MPI_Comm node;
     int n, nn = -1;
     PMPI_Comm_size(comm, &n);
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS)
+    if (tio_node_comm(comm, &node) != MPI_SUCCESS)
         return 0;
     PMPI_Comm_size(node, &nn);
     PMPI_Comm_free(&node);

@@ -10,6 +10,7 @@
 #include "util/hints_info.h"
 #include "util/log.h"
 #include "util/agree.h"
+#include "util/node.h"
 #include "win/overlay.h"
 #include "win/quirks.h"
 #include "win/state.h"
@@ -68,8 +69,7 @@ uint64_t tio_auto_mem_budget(MPI_Comm comm)
 {
     MPI_Comm node;
     int nlocal = 1;
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
+    if (tio_node_comm(comm, &node) == MPI_SUCCESS) {
         PMPI_Comm_size(node, &nlocal);
         PMPI_Comm_free(&node);
     }
