@@ -84,11 +84,8 @@ static void release(struct tio_agg *a)
     for (int i = 0; i < a->naccess; i++)
         tio_agg_access_free(&a->access[i]);
     free(a->access);
-    if (a->have_scratch)
-        tio_agg_access_free(&a->scratch);
-    free(a->scratch_key);
-    free(a->route_asks);
-    free(a->route_pieces);
+    if (a->route_free)
+        a->route_free(a->route);
     free(a->gather_counts);
     free(a->gather_displs);
     free(a->gather_first);

@@ -121,11 +121,10 @@ struct tio_agg {
 
     int naccess, cap_access;
     struct tio_agg_access *access;
-    struct tio_agg_access scratch;    /* the MPI-IO route's last access */
-    int have_scratch;
-    struct tio_agg_piece *scratch_key;/* the pieces it was made from */
-    size_t scratch_n;
-    int scratch_by_node;              /* ... with domains by node (decided before making) */
+    /* The MPI-IO route's state between calls: defined, made and used by mpiio.c only;
+     * freed with the handle through route_free. NULL for tio_agg_open's handles. */
+    struct tio_agg_route *route;
+    void (*route_free)(struct tio_agg_route *route);
 
     /* Since the last tio_agg_sync: the first failed call of this process and the accesses
      * of its calls, which the next sync (or close) agrees on among all processes — in the
@@ -136,8 +135,6 @@ struct tio_agg {
     long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
     long independent;                 /* reads each process made itself (read=auto) */
     long independent_writes;          /* ... and writes */
-    void *route_asks;                 /* MPI-IO route: what every process asks, per call */
-    struct tio_agg_piece *route_pieces; /* ... and its pieces */
     int *gather_counts, *gather_displs; /* declarations: per process */
     int64_t *gather_first;            /* ... 3 per process: count, first piece */
 };
