@@ -1,4 +1,4 @@
-/* tio_agg_open and tio_agg_close, and the placement of the aggregators. */
+/* tio_agg_open and tio_agg_close (the placement of the aggregators is in place.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -10,13 +10,13 @@
 #include <unistd.h>
 
 #include "agg/handle.h"
-#include "tier/tier_env.h"
-#include "util/node.h"
 #include "agg/mpierr.h"
+#include "tier/tier_env.h"
 #include "tierio/net.h"
 #include "util/error_mpi.h"
 #include "util/log.h"
 #include "util/agree.h"
+#include "util/node.h"
 
 #define SUPPORTED_MODES (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR | \
                          MPI_MODE_CREATE | MPI_MODE_EXCL)
@@ -87,7 +87,6 @@ static void probe_target(struct tio_agg *a, int *created, int64_t *blk, char **t
     }
 }
 
-
 static void release(struct tio_agg *a)
 {
     if (a->own_fd >= 0)
@@ -95,11 +94,8 @@ static void release(struct tio_agg *a)
     for (int i = 0; i < a->naccess; i++)
         tio_agg_access_free(&a->access[i]);
     free(a->access);
-    if (a->have_scratch)
-        tio_agg_access_free(&a->scratch);
-    free(a->scratch_key);
-    free(a->route_asks);
-    free(a->route_pieces);
+    if (a->route_free)
+        a->route_free(a->route);
     free(a->gather_counts);
     free(a->gather_displs);
     free(a->gather_first);
@@ -136,114 +132,12 @@ static void release(struct tio_agg *a)
     free(a);
 }
 
-/* What node-level declarations need (declare_node.c, check.c): the node's processes' group
- * ranks, gather buffers, a communicator and records for the checks. */
-static void node_declarations_alloc(struct tio_agg *a, struct tio_err *err)
-{
-    MPI_Group g, ng;
-    PMPI_Comm_size(a->nodecomm, &a->nsize);
-    int *nr = malloc(sizeof *nr * (size_t)a->nsize);
-    a->node_granks = malloc(sizeof *a->node_granks * (size_t)a->nsize);
-    PMPI_Comm_rank(a->nodecomm, &a->node_rank);
-    a->node_first = malloc(sizeof *a->node_first * TIO_AGG_MEET * (size_t)a->nsize);
-    if (PMPI_Comm_dup(a->gcomm, &a->vcomm) != MPI_SUCCESS) {
-        a->vcomm = MPI_COMM_NULL;
-        tio_err_set(err, TIO_E_OTHER, "aggregator placement: MPI_Comm_dup failed");
-    }
-    if (!nr || !a->node_granks || !a->node_first) {
-        free(nr);
-        tio_err_set(err, TIO_E_NOMEM, "aggregator placement: out of memory");
-        return;
-    }
-    for (int i = 0; i < a->nsize; i++)
-        nr[i] = i;
-    PMPI_Comm_group(a->nodecomm, &ng);
-    PMPI_Comm_group(a->gcomm, &g);
-    PMPI_Group_translate_ranks(ng, a->nsize, nr, g, a->node_granks);
-    PMPI_Group_free(&g);
-    PMPI_Group_free(&ng);
-    free(nr);
-    tio_agg_checks_alloc(a, err);
-}
-
-int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct tio_err *err)
-{
-    int nd = a->strategy->domains(a);
-    a->place.ndomains = nd;
-    a->place.rank = calloc((size_t)nd, sizeof *a->place.rank);
-    a->place.tier = calloc((size_t)nd, sizeof *a->place.tier);
-    a->place.cost = calloc((size_t)nd, sizeof *a->place.cost);
-    a->dom_node = calloc((size_t)nd, sizeof *a->dom_node);
-    a->node_ndom = calloc((size_t)a->gnnodes, sizeof *a->node_ndom);
-    a->span = malloc(sizeof *a->span * 2 * (size_t)a->gnnodes);
-    if (!a->place.rank || !a->place.tier || !a->place.cost || !a->dom_node || !a->node_ndom ||
-        !a->span)
-        tio_err_set(err, TIO_E_NOMEM, "aggregator placement: out of memory");
-    if (err->cls == TIO_OK)
-        a->strategy->place(a, first ? &first->plan : NULL, first ? first->gpieces : NULL,
-                           first ? first->ngpieces : 0, &a->place, err);
-    if (PMPI_Comm_split(a->gcomm, a->gnode_of[a->grank], a->grank, &a->nodecomm) !=
-        MPI_SUCCESS) {
-        a->nodecomm = MPI_COMM_NULL;
-        tio_err_set(err, TIO_E_OTHER, "aggregator placement: MPI_Comm_split of the node "
-                    "failed");
-    }
-    if (err->cls == TIO_OK && a->set.target == TIO_AGG_TARGET_FILE)
-        node_declarations_alloc(a, err);
-    if (tio_agree(a->gcomm, err, NULL, 0))
-        return err->cls;
-    a->my_domain = -1;
-    for (int d = 0; d < nd; d++) {
-        if (a->place.rank[d] == a->grank)
-            a->my_domain = d;
-        a->dom_node[d] = a->gnode_of[a->place.rank[d]];
-        a->node_ndom[a->dom_node[d]]++;
-    }
-    a->all_nodes_aggregate = 1;
-    for (int k = 0; k < a->gnnodes; k++)
-        a->all_nodes_aggregate &= a->node_ndom[k] > 0;
-    if (tio_agg_buffers_alloc(&a->bufs, a->tiers, a->gcomm, a->nodecomm, nd, a->place.rank,
-                              (const char(*)[TIO_TIER_NAME_MAX])a->place.tier,
-                              (int64_t)a->set.buffer_size, a->set.buffer_count, err))
-        return err->cls; /* agreed by the tier layer */
-    if (a->my_domain >= 0) {
-        if (a->set.target == TIO_AGG_TARGET_FILE)
-            tio_agg_driver_file(&a->drv, a->path, a->oflags, err);
-        else if (!tio_agg_driver_subfile(&a->drv, &a->manifest, a->data_dir, a->oflags, err))
-            snprintf(a->drv.path, sizeof a->drv.path, "%s", a->path);
-        a->drv_open = err->cls == TIO_OK;
-        if (a->drv_open && tio_agg_io_start(&a->io, a->set.buffer_count, err)) {
-            a->drv.ops->close(&a->drv);
-            a->drv_open = 0;
-        }
-    }
-    if (tio_agree(a->gcomm, err, NULL, 0)) {
-        if (a->io)
-            tio_agg_io_stop(a->io);
-        a->io = NULL;
-        if (a->drv_open)
-            a->drv.ops->close(&a->drv);
-        a->drv_open = 0;
-        struct tio_err ignore = {0};
-        tio_agg_buffers_free(&a->bufs, &ignore);
-        return err->cls;
-    }
-    a->placed = 1;
-    if (tio_log_enabled(TIO_LOG_INFO) && a->grank == 0)
-        for (int d = 0; d < nd; d++)
-            TIO_INFO("aggregation: group %d, domain %d -> rank %d, tier %s (cost %g s)",
-                     a->group, d, a->gworld[a->place.rank[d]], a->place.tier[d],
-                     a->place.cost[d]);
-    return TIO_OK;
-}
-
-static int open_handle(MPI_Comm comm, const char *path, int amode,
-                       const struct tio_agg_settings *set, struct tio_agg **out, int *created,
-                       struct tio_err *err)
+/* A handle with its own communicators and nothing else yet; NULL: out of memory. */
+static struct tio_agg *new_handle(MPI_Comm comm, int amode)
 {
     struct tio_agg *a = calloc(1, sizeof *a);
     if (!a)
-        return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
+        return NULL;
     a->comm = a->icomm = a->gcomm = a->nodecomm = a->vcomm = MPI_COMM_NULL;
     a->my_domain = -1;
     a->own_fd = -1;
@@ -254,8 +148,14 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
     PMPI_Comm_rank(comm, &a->rank);
     PMPI_Comm_size(comm, &a->size);
     a->amode = amode;
-    *out = a;
+    return a;
+}
 
+/* The path, the access mode, the settings and their strategy, checked locally; then the
+ * settings compared with rank 0's (collective, not agreed). */
+static void take_arguments(struct tio_agg *a, const char *path, int amode,
+                           const struct tio_agg_settings *set, struct tio_err *err)
+{
     if (!path)
         tio_err_set(err, TIO_E_ARG, "tio_agg_open: path is NULL");
     else if (strlen(path) >= sizeof a->path - 16)
@@ -264,8 +164,8 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
         snprintf(a->path, sizeof a->path, "%s", path);
     if (err->cls == TIO_OK)
         check_amode(amode, &a->oflags, err);
+    a->set = *set;
     if (err->cls == TIO_OK) {
-        a->set = *set;
         a->strategy = tio_agg_strategy_find(a->set.strategy);
         if (!a->strategy)
             tio_err_set(err, TIO_E_INFO_VALUE, "hint %s=\"%s\" is invalid: no such strategy "
@@ -278,9 +178,13 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
     if (err->cls == TIO_OK && memcmp(&root, &a->set, sizeof root) != 0)
         tio_err_set(err, TIO_E_INFO_VALUE, "tio_agg_open: the aggregation settings of this "
                     "process differ from rank 0's (info and environment must agree)");
-    /* The tiers handle (hwloc, the site file) costs most of an open: only when something
-     * needs it. Plain DRAM without a site file needs only the nodes. (Agreed with the
-     * errors: one collective.) */
+}
+
+/* The tiers handle (hwloc, the site file) costs most of an open: only when something
+ * needs it. Plain DRAM without a site file needs only the nodes. (Agreed with the
+ * errors: one collective.) */
+static int open_tiers_if_needed(struct tio_agg *a, struct tio_err *err)
+{
     int need_tiers[1] = {err->cls == TIO_OK &&
                          (strcmp(a->strategy->name, "default") != 0 ||
                           (a->set.tier[0] && strcmp(a->set.tier, "dram") != 0) ||
@@ -296,6 +200,13 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
         }
         tio_net_nodes(a->tiers, &a->nnodes);
     }
+    return TIO_OK;
+}
+
+/* Each process's node (from the tiers handle if open) and the declarations' gather
+ * buffers. Local. */
+static void number_nodes(struct tio_agg *a, struct tio_err *err)
+{
     a->node_of = malloc(sizeof *a->node_of * (size_t)a->size);
     a->gather_counts = malloc(sizeof(int) * (size_t)a->size);
     a->gather_displs = malloc(sizeof(int) * (size_t)a->size);
@@ -307,12 +218,13 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
             tio_net_node(a->tiers, r, &a->node_of[r], NULL, 1);
     else if (a->node_of) /* without the tiers handle: the same numbering (util/node.h) */
         tio_node_numbers(a->icomm, MPI_COMM_NULL, a->node_of, &a->nnodes, err);
-    if (err->cls == TIO_OK && tio_agg_make_groups(a, err) == TIO_OK &&
-        a->set.target != TIO_AGG_TARGET_FILE)
-        tio_agg_data_dir(a, err);
-    if (tio_agree(a->icomm, err, NULL, 0))
-        return err->cls;
+}
 
+/* Rank 0 probes the target (creating it if asked); every process learns whether it was
+ * created and the alignment, and for subfiles and node-local targets reads the manifest
+ * and opens its group's files. Agreed. */
+static int open_target(struct tio_agg *a, int *created, struct tio_err *err)
+{
     int64_t blk = 4096;
     char *text = NULL;
     if (a->rank == 0)
@@ -340,6 +252,25 @@ static int open_handle(MPI_Comm comm, const char *path, int amode,
     } else {
         free(text);
     }
+    return TIO_OK;
+}
+
+static int open_handle(MPI_Comm comm, const char *path, int amode,
+                       const struct tio_agg_settings *set, struct tio_agg **out, int *created,
+                       struct tio_err *err)
+{
+    struct tio_agg *a = *out = new_handle(comm, amode);
+    if (!a)
+        return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
+    take_arguments(a, path, amode, set, err);
+    if (open_tiers_if_needed(a, err))
+        return err->cls;
+    number_nodes(a, err);
+    if (err->cls == TIO_OK && tio_agg_make_groups(a, err) == TIO_OK &&
+        a->set.target != TIO_AGG_TARGET_FILE)
+        tio_agg_data_dir(a, err);
+    if (tio_agree(a->icomm, err, NULL, 0) || open_target(a, created, err))
+        return err->cls;
     if (!a->strategy->needs_access)
         return tio_agg_place(a, NULL, err);
     return TIO_OK;
@@ -372,7 +303,7 @@ int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_
                                                             : "comm is MPI_COMM_NULL");
         return tio_err_raise_comm(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, &err);
     }
-    /* The info is read once, here; a bad setting is agreed on in the open. */
+    /* Parsed here, once; a parse error goes down with err and is agreed at open. */
     struct tio_agg_settings set;
     tio_agg_settings_from(&set, info, &err);
     if (tio_agg_open_err(comm, path, amode, &set, agg, &err))

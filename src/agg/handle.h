@@ -121,11 +121,10 @@ struct tio_agg {
 
     int naccess, cap_access;
     struct tio_agg_access *access;
-    struct tio_agg_access scratch;    /* the MPI-IO route's last access */
-    int have_scratch;
-    struct tio_agg_piece *scratch_key;/* the pieces it was made from */
-    size_t scratch_n;
-    int scratch_by_node;              /* ... with domains by node (decided before making) */
+    /* The MPI-IO route's state between calls: defined, made and used by mpiio.c only;
+     * freed with the handle through route_free. NULL for tio_agg_open's handles. */
+    struct tio_agg_route *route;
+    void (*route_free)(struct tio_agg_route *route);
 
     /* Since the last tio_agg_sync: the first failed call of this process and the accesses
      * of its calls, which the next sync (or close) agrees on among all processes — in the
@@ -136,8 +135,6 @@ struct tio_agg {
     long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
     long independent;                 /* reads each process made itself (read=auto) */
     long independent_writes;          /* ... and writes */
-    void *route_asks;                 /* MPI-IO route: what every process asks, per call */
-    struct tio_agg_piece *route_pieces; /* ... and its pieces */
     int *gather_counts, *gather_displs; /* declarations: per process */
     int64_t *gather_first;            /* ... 3 per process: count, first piece */
 };
@@ -152,7 +149,9 @@ void tio_agg_load_manifest(struct tio_agg *a, char *text, struct tio_err *err);
 int tio_agg_group_files(struct tio_agg *a, struct tio_err *err);
 void tio_agg_save_manifest(struct tio_agg *a, struct tio_err *err);
 
-/* tio_agg_open / tio_agg_close without raising: the error (agreed) in err. */
+/* tio_agg_open / tio_agg_close without raising: the error (agreed) in err. The open takes
+ * the settings its caller parsed from the info (each info is parsed once); an error already
+ * in err (a bad setting) is agreed and fails the open. */
 int tio_agg_open_err(MPI_Comm comm, const char *path, int amode,
                      const struct tio_agg_settings *set, struct tio_agg **out,
                      struct tio_err *err);
@@ -165,12 +164,14 @@ void tio_agg_info_fill(const struct tio_agg *a, MPI_Info info);
 /* Raise err through the handle's communicator (MPI_COMM_SELF without a handle). */
 int tio_agg_raise(struct tio_agg *a, const struct tio_err *err);
 
-/* Choose the aggregators of this process's group (the strategy), allocate their buffers,
+/* place.c: choose the aggregators of this process's group (the strategy), allocate their buffers,
  * open the target, start the I/O thread. Collective over the group; first: the first
  * access (NULL at open). */
 int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct tio_err *err);
 
-/* The nodes' data of these pieces lie apart and the handle can keep every byte on its node
+/* access.c, below the C API (agg_access.c), the MPI-IO route and the node regime:
+ *
+ * The nodes' data of these pieces lie apart and the handle can keep every byte on its node
  * (placed, the target file, domains that follow the data, alignment of at most a page):
  * the access may have domains by node. Allocates nothing: the same on every process. */
 int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n);
@@ -188,6 +189,8 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
                         struct tio_agg_piece *pieces, size_t n, int by_node,
                         struct tio_err *err);
 void tio_agg_access_free(struct tio_agg_access *x);
+/* Only what the plan derives (plan, moves, cross-node rounds): the pieces stay. */
+void tio_agg_access_free_plan(struct tio_agg_access *x);
 
 /* Room for one more access in a->access (or err: out of memory). */
 int tio_agg_access_room(struct tio_agg *a, struct tio_err *err);
@@ -236,7 +239,7 @@ void tio_agg_lanes_write(struct tio_agg *a, const void *buf, struct tio_err *err
 int tio_agg_settle(struct tio_agg *a, int all, struct tio_err *err);
 void tio_agg_checks_free(struct tio_agg *a);
 
-/* Subfiles and node-local: the groups exchange the extents they placed since the last
+/* extents.c. Subfiles and node-local: the groups exchange the extents they placed since the last
  * exchange, so that every process has the same manifest again. Collective over icomm. */
 int tio_agg_exchange(struct tio_agg *a, struct tio_err *err);
 

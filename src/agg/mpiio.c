@@ -73,6 +73,31 @@ struct ask {
     int64_t fsize;    /* rank 0, reads: the file's size */
 };
 
+/* What the route keeps for one file between calls (the handle holds it, opaque): per call,
+ * what every process asks and the pieces; and the last access made, reused while the
+ * pieces stay the same. */
+struct tio_agg_route {
+    struct ask *asks;
+    struct tio_agg_piece *pieces;
+    struct tio_agg_access scratch;    /* the last access */
+    int have_scratch;
+    struct tio_agg_piece *key;        /* the pieces it was made from */
+    size_t n;
+    int by_node;                      /* ... with domains by node (decided before making) */
+};
+
+static void route_free(struct tio_agg_route *s)
+{
+    if (!s)
+        return;
+    if (s->have_scratch)
+        tio_agg_access_free(&s->scratch);
+    free(s->key);
+    free(s->asks);
+    free(s->pieces);
+    free(s);
+}
+
 static int raise_file(MPI_File fh, const struct tio_err *err)
 {
     int code = tio_err_mpi_code(err);
@@ -120,10 +145,12 @@ int tio_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         int access = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
         tio_agg_open_err(comm, filename, access, &set, &a, &err);
     }
+    if (err.cls == TIO_OK) /* freed with the handle, whatever follows */
+        a->route = calloc(1, sizeof *a->route), a->route_free = route_free;
     if (err.cls == TIO_OK &&
-        (!(a->route_asks = malloc(sizeof(struct ask) * (size_t)size)) ||
-         !(a->route_pieces = malloc(sizeof *a->route_pieces * (size_t)size)) ||
-         !(a->scratch_key = malloc(sizeof *a->scratch_key * (size_t)size)) || !add(*fh, a)))
+        (!a->route || !(a->route->asks = malloc(sizeof(struct ask) * (size_t)size)) ||
+         !(a->route->pieces = malloc(sizeof *a->route->pieces * (size_t)size)) ||
+         !(a->route->key = malloc(sizeof *a->route->key * (size_t)size)) || !add(*fh, a)))
         tio_err_set(&err, TIO_E_NOMEM, "%s: out of memory", filename);
     if (tio_agree(comm, &err, NULL, 0) != TIO_OK) {
         if (a && find(*fh) == a)
@@ -242,13 +269,13 @@ static int eligible(MPI_File fh, int writing, int explicit_offset, MPI_Offset of
 static struct tio_agg_access route_nothing;
 
 /* Same pieces as the route's last access: reuse its plan. */
-static int same_key(const struct tio_agg *a, const struct tio_agg_piece *p, size_t n)
+static int same_key(const struct tio_agg_route *s, const struct tio_agg_piece *p, size_t n)
 {
-    if (!a->have_scratch || a->scratch_n != n)
+    if (!s->have_scratch || s->n != n)
         return 0;
     for (size_t i = 0; i < n; i++) /* field by field: the struct has padding */
-        if (a->scratch_key[i].off != p[i].off || a->scratch_key[i].len != p[i].len ||
-            a->scratch_key[i].rank != p[i].rank)
+        if (s->key[i].off != p[i].off || s->key[i].len != p[i].len ||
+            s->key[i].rank != p[i].rank)
             return 0;
     return 1;
 }
@@ -260,7 +287,8 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
                  MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                  MPI_Status *status, int *rc)
 {
-    struct ask me = {0, 0, 0, -1}, *all = a->route_asks;
+    struct tio_agg_route *s = a->route;
+    struct ask me = {0, 0, 0, -1}, *all = s->asks;
     MPI_Offset pos = 0, esize = 1;
     me.ok = eligible(fh, writing, explicit_offset, offset, count, type, &me, &pos, &esize);
     if (me.ok && !writing && a->rank == 0) {
@@ -272,7 +300,7 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
     for (int r = 0; r < a->size; r++)
         if (!all[r].ok)
             return 0;
-    struct tio_agg_piece *p = a->route_pieces;
+    struct tio_agg_piece *p = s->pieces;
     size_t n = 0;
     for (int r = 0; r < a->size; r++)
         if (all[r].len > 0)
@@ -289,44 +317,44 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
     struct tio_err err = {0};
     /* A new pattern gets a new plan (and an agreement: making it may fail); the same
      * pattern as the last call, which every process sees alike, reuses the plan. */
-    if (!same_key(a, p, n)) {
-        if (a->have_scratch)
-            tio_agg_access_free(&a->scratch);
-        a->have_scratch = 0;
+    if (!same_key(s, p, n)) {
+        if (s->have_scratch)
+            tio_agg_access_free(&s->scratch);
+        s->have_scratch = 0;
         /* Domains by node when the nodes' data lie apart (alike everywhere: nothing
          * allocated); such a call synchronises within nodes (engine.c). */
-        a->scratch_by_node = tio_agg_apart(a, p, n);
+        s->by_node = tio_agg_apart(a, p, n);
         struct tio_agg_piece *own = malloc(sizeof *own * (n ? n : 1));
         if (!own) {
             tio_err_set(&err, TIO_E_NOMEM, "out of memory");
         } else {
             memcpy(own, p, sizeof *p * n);
-            if (tio_agg_access_make(a, &a->scratch, own, n, a->scratch_by_node, &err) ==
+            if (tio_agg_access_make(a, &s->scratch, own, n, s->by_node, &err) ==
                 TIO_OK)
-                a->have_scratch = 1;
+                s->have_scratch = 1;
             else
-                tio_agg_access_free(&a->scratch);
+                tio_agg_access_free(&s->scratch);
         }
-        memcpy(a->scratch_key, p, sizeof *p * n);
-        a->scratch_n = n;
+        memcpy(s->key, p, sizeof *p * n);
+        s->n = n;
     }
     /* Overlapping writes have no defined result; the MPI library's is the reference.
      * (Every process knows it alike, unless its plan failed: then the first round stops
      * everybody.) */
-    if (writing && a->have_scratch && a->scratch.plan.overlap)
+    if (writing && s->have_scratch && s->scratch.plan.overlap)
         return 0;
     /* The first call places the aggregators (tapioca): everybody with a plan. */
     if (!a->placed && (tio_agree(a->icomm, &err, NULL, 0) ||
-                       tio_agg_place(a, &a->scratch, &err))) {
+                       tio_agg_place(a, &s->scratch, &err))) {
         *rc = raise_file(fh, &err);
         return -1;
     }
     /* The node regime for this call or not. (Leaving it: every process is past its
      * previous call, which touched only its node's slots: the allgather above.) */
-    a->node_regime = a->scratch_by_node;
+    a->node_regime = s->by_node;
     /* A process whose plan failed works on nothing: the first round's synchronisation
      * carries its error to everybody (to its node's processes in the node regime). */
-    struct tio_agg_access *x = a->have_scratch ? &a->scratch : &route_nothing;
+    struct tio_agg_access *x = s->have_scratch ? &s->scratch : &route_nothing;
     int failed = writing ? tio_agg_run_write(a, x, 0, buf, &err)
                          : tio_agg_run_read(a, x, 0, buf, 0, &err);
     tio_agg_note_call(a, 0, writing, &err);

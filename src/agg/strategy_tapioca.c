@@ -157,6 +157,131 @@ static int evaluate(struct tio_agg *a, const unsigned long long *omega, int nd,
     return TIO_OK;
 }
 
+/* Domains by their bytes (omega summed over the processes), most first; ties in domain
+ * order. */
+static void order_by_volume(const unsigned long long *omega, int nd, int size, int *order,
+                            unsigned long long *dbytes)
+{
+    for (int d = 0; d < nd; d++) {
+        order[d] = d;
+        for (int i = 0; i < size; i++)
+            dbytes[d] += omega[(size_t)d * (size_t)size + (size_t)i];
+    }
+    for (int i = 1; i < nd; i++)
+        for (int j = i; j > 0 && dbytes[order[j]] > dbytes[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+}
+
+/* The cheapest (process, candidate tier) for domain d with need bytes left, among nodes
+ * below their share of aggregators; *best_r -1 if none. */
+static void cheapest_holder(const struct tio_agg *a, const char *all, size_t block,
+                            const unsigned long long *left, const int *used, int nd, int d,
+                            unsigned long long need, int *best_r, int *best_t, double *best)
+{
+    int size = a->gsize;
+    *best_r = *best_t = -1;
+    *best = INFINITY;
+    for (int r = 0; r < size; r++) {
+        const char *blk = all + block * (size_t)r;
+        int nct = *(const int *)blk;
+        const double *cost = (const double *)(blk + HDR + MAXT * sizeof(struct cand_tier));
+        int node = a->gnode_of[r], count = 0;
+        for (int q = 0; q < size; q++)
+            count += a->gnode_of[q] == node;
+        /* Aggregators spread over the nodes (their network links and memory are not
+         * in the model): at most an even share per node. */
+        int share = (nd + a->gnnodes - 1) / a->gnnodes;
+        if (nct == 0 || used[node] >= count || used[node] >= share)
+            continue;
+        for (int t = 0; t < nct; t++)
+            if (cost[d * MAXT + t] < *best && left[r * MAXT + t] >= need) {
+                *best = cost[d * MAXT + t];
+                *best_r = r;
+                *best_t = t;
+            }
+    }
+}
+
+/* No tier can hold domain d: say what was needed and the best there was, from the largest
+ * domain's view. */
+static int no_tier_for(const struct tio_agg *a, const char *all, size_t block, int d,
+                       unsigned long long need, struct tio_err *err)
+{
+    unsigned long long most = 0;
+    const char *where = "none";
+    for (int r = 0; r < a->gsize; r++) {
+        const char *blk = all + block * (size_t)r;
+        const struct cand_tier *ct = (const struct cand_tier *)(blk + HDR);
+        for (int t = 0; t < *(const int *)blk; t++)
+            if (ct[t].available >= most) {
+                most = ct[t].available;
+                where = ct[t].name;
+            }
+    }
+    return tio_err_set(err, TIO_E_NOSPACE, "tapioca placement: no tier (%s = %s) can "
+                       "aggregate domain %d: it needs %llu bytes with persistence %s; the "
+                       "most any node has is %llu bytes on \"%s\"", TIO_AGG_HINT_TIER,
+                       a->set.tier, d, need, tio_persistence_name(a->set.persistence), most,
+                       where);
+}
+
+/* Every process makes the same choice from the same table (all: every process's candidate
+ * tiers and costs): domains with most data first, each to its cheapest holder, on the
+ * node's lowest process not yet aggregating. */
+static int choose(struct tio_agg *a, const unsigned long long *omega, const char *all,
+                  size_t block, struct tio_agg_placement *out, struct tio_err *err)
+{
+    int nd = out->ndomains, size = a->gsize;
+    unsigned long long *left = malloc(sizeof *left * (size_t)size * MAXT);
+    int *used = calloc((size_t)a->gnnodes, sizeof *used), *order = malloc(sizeof *order * (size_t)nd);
+    char *taken = calloc((size_t)size, 1);
+    unsigned long long *dbytes = calloc((size_t)nd, sizeof *dbytes);
+    if (!left || !used || !order || !taken || !dbytes) {
+        tio_err_set(err, TIO_E_NOMEM, "tapioca placement: out of memory");
+        goto out;
+    }
+    for (int r = 0; r < size; r++) {
+        const struct cand_tier *ct = (const struct cand_tier *)(all + block * (size_t)r + HDR);
+        for (int t = 0; t < MAXT; t++)
+            left[r * MAXT + t] = ct[t].available;
+    }
+    order_by_volume(omega, nd, size, order, dbytes);
+    for (int k = 0; k < nd; k++) {
+        int d = order[k], best_r, best_t;
+        double best;
+        unsigned long long need = a->set.persistence > TIO_PERSIST_NONE
+                                      ? dbytes[d]
+                                      : (unsigned long long)a->set.buffer_count * a->set.buffer_size;
+        cheapest_holder(a, all, block, left, used, nd, d, need, &best_r, &best_t, &best);
+        if (best_r < 0) {
+            no_tier_for(a, all, block, d, need, err);
+            goto out;
+        }
+        const struct cand_tier *ct = (const struct cand_tier *)(all + block * (size_t)best_r + HDR);
+        /* The node's lowest process not yet aggregating. */
+        int node = a->gnode_of[best_r], rank = -1;
+        for (int q = 0; q < size && rank < 0; q++)
+            if (a->gnode_of[q] == node && !taken[q])
+                rank = q;
+        taken[rank] = 1;
+        used[node]++;
+        left[best_r * MAXT + best_t] -= need;
+        out->rank[d] = rank;
+        snprintf(out->tier[d], sizeof out->tier[d], "%s", ct[best_t].name);
+        out->cost[d] = best;
+    }
+out:
+    free(left);
+    free(used);
+    free(order);
+    free(taken);
+    free(dbytes);
+    return err->cls;
+}
+
 static int tapioca_place(struct tio_agg *a, const struct tio_agg_plan *plan,
                          const struct tio_agg_piece *pieces, size_t npieces,
                          struct tio_agg_placement *out, struct tio_err *err)
@@ -184,100 +309,10 @@ static int tapioca_place(struct tio_agg *a, const struct tio_agg_plan *plan,
             evaluate(a, omega, nd, (struct cand_tier *)(mine + HDR), (int *)mine,
                      (double *)(mine + HDR + MAXT * sizeof(struct cand_tier)), err);
     }
-    if (tio_agree(a->gcomm, err, NULL, 0))
-        goto out;
-    PMPI_Allgather(mine, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, a->gcomm);
-
-    /* Every process makes the same choice from the same table. */
-    unsigned long long *left = malloc(sizeof *left * (size_t)size * MAXT);
-    int *used = calloc((size_t)a->gnnodes, sizeof *used), *order = malloc(sizeof *order * (size_t)nd);
-    char *taken = calloc((size_t)size, 1);
-    unsigned long long *dbytes = calloc((size_t)nd, sizeof *dbytes);
-    if (!left || !used || !order || !taken || !dbytes) {
-        tio_err_set(err, TIO_E_NOMEM, "tapioca placement: out of memory");
-        goto out2;
+    if (tio_agree(a->gcomm, err, NULL, 0) == TIO_OK) {
+        PMPI_Allgather(mine, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, a->gcomm);
+        choose(a, omega, all, block, out, err);
     }
-    for (int r = 0; r < size; r++) {
-        const struct cand_tier *ct = (const struct cand_tier *)(all + block * (size_t)r + HDR);
-        for (int t = 0; t < MAXT; t++)
-            left[r * MAXT + t] = ct[t].available;
-    }
-    for (int d = 0; d < nd; d++) {
-        order[d] = d;
-        for (int i = 0; i < size; i++)
-            dbytes[d] += omega[(size_t)d * (size_t)size + (size_t)i];
-    }
-    for (int i = 1; i < nd; i++) /* most data first; ties in domain order */
-        for (int j = i; j > 0 && dbytes[order[j]] > dbytes[order[j - 1]]; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    for (int k = 0; k < nd; k++) {
-        int d = order[k], best_r = -1, best_t = -1;
-        double best = INFINITY;
-        unsigned long long need = a->set.persistence > TIO_PERSIST_NONE
-                                      ? dbytes[d]
-                                      : (unsigned long long)a->set.buffer_count * a->set.buffer_size;
-        for (int r = 0; r < size; r++) {
-            const char *blk = all + block * (size_t)r;
-            int nct = *(const int *)blk;
-            const double *cost = (const double *)(blk + HDR + MAXT * sizeof(struct cand_tier));
-            int node = a->gnode_of[r], count = 0;
-            for (int q = 0; q < size; q++)
-                count += a->gnode_of[q] == node;
-            /* Aggregators spread over the nodes (their network links and memory are not
-             * in the model): at most an even share per node. */
-            int share = (nd + a->gnnodes - 1) / a->gnnodes;
-            if (nct == 0 || used[node] >= count || used[node] >= share)
-                continue;
-            for (int t = 0; t < nct; t++)
-                if (cost[d * MAXT + t] < best && left[r * MAXT + t] >= need) {
-                    best = cost[d * MAXT + t];
-                    best_r = r;
-                    best_t = t;
-                }
-        }
-        if (best_r < 0) {
-            /* Say what was needed and the best there was, from the largest domain's view. */
-            unsigned long long most = 0;
-            const char *where = "none";
-            for (int r = 0; r < size; r++) {
-                const char *blk = all + block * (size_t)r;
-                const struct cand_tier *ct = (const struct cand_tier *)(blk + HDR);
-                for (int t = 0; t < *(const int *)blk; t++)
-                    if (ct[t].available >= most) {
-                        most = ct[t].available;
-                        where = ct[t].name;
-                    }
-            }
-            tio_err_set(err, TIO_E_NOSPACE, "tapioca placement: no tier (%s = %s) can "
-                        "aggregate domain %d: it needs %llu bytes with persistence %s; the "
-                        "most any node has is %llu bytes on \"%s\"", TIO_AGG_HINT_TIER,
-                        a->set.tier, d, need, tio_persistence_name(a->set.persistence), most,
-                        where);
-            goto out2;
-        }
-        const struct cand_tier *ct = (const struct cand_tier *)(all + block * (size_t)best_r + HDR);
-        /* The node's lowest process not yet aggregating. */
-        int node = a->gnode_of[best_r], rank = -1;
-        for (int q = 0; q < size && rank < 0; q++)
-            if (a->gnode_of[q] == node && !taken[q])
-                rank = q;
-        taken[rank] = 1;
-        used[node]++;
-        left[best_r * MAXT + best_t] -= need;
-        out->rank[d] = rank;
-        snprintf(out->tier[d], sizeof out->tier[d], "%s", ct[best_t].name);
-        out->cost[d] = best;
-    }
-out2:
-    free(left);
-    free(used);
-    free(order);
-    free(taken);
-    free(dbytes);
-out:
     free(omega);
     free(mine);
     free(all);
