@@ -111,10 +111,10 @@ static MPI_Info info_for(enum mode m, const options *o)
     MPI_Info info;
     MPI_CHECK(MPI_Info_create(&info));
     if (m == M_ASYNC || m == M_LOCAL)
-        bench_info_set(info, TIO_CKPT_LOCAL_DIR, o->local);
+        bench_info_set(info, TIO_CKPT_HINT_LOCAL_DIR, o->local);
     if (m == M_ASYNC || m == M_GLOBAL)
-        bench_info_set(info, TIO_CKPT_GLOBAL_DIR, o->pfs);
-    bench_info_set(info, TIO_CKPT_KEEP, "1");
+        bench_info_set(info, TIO_CKPT_HINT_GLOBAL_DIR, o->pfs);
+    bench_info_set(info, TIO_CKPT_HINT_KEEP, "1");
     return info;
 }
 

@@ -62,7 +62,7 @@ static MPI_Comm run(enum method m, const char *dir)
         enum tio_nbhd_algorithm a = m == T_EXHAUSTIVE   ? TIO_NBHD_EXHAUSTIVE
                                     : m == T_HEURISTIC ? TIO_NBHD_HEURISTIC
                                                        : TIO_NBHD_HYBRID;
-        bench_info_set(info, TIO_NBHD_ALGORITHM_KEY, tio_nbhd_algorithm_name(a));
+        bench_info_set(info, TIO_NBHD_HINT_ALGORITHM, tio_nbhd_algorithm_name(a));
         MPI_CHECK(tio_comm_split_neighborhood(MPI_COMM_WORLD, dir, key, info, &c));
     }
     MPI_CHECK(MPI_Info_free(&info));

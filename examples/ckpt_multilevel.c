@@ -96,9 +96,9 @@ int main(int argc, char **argv)
 
     MPI_Info info;
     MPI_Info_create(&info);
-    MPI_Info_set(info, TIO_CKPT_LOCAL_DIR, argv[1]);   /* fast, node-local */
-    MPI_Info_set(info, TIO_CKPT_GLOBAL_DIR, argv[2]);  /* slow, survives node loss */
-    MPI_Info_set(info, TIO_CKPT_KEEP, "2");            /* versions kept per level */
+    MPI_Info_set(info, TIO_CKPT_HINT_LOCAL_DIR, argv[1]);   /* fast, node-local */
+    MPI_Info_set(info, TIO_CKPT_HINT_GLOBAL_DIR, argv[2]);  /* slow, survives node loss */
+    MPI_Info_set(info, TIO_CKPT_HINT_KEEP, "2");            /* versions kept per level */
 
     run(info, 3);                  /* first run: steps 1..3, then "crash" */
     double resumed = run(info, 6);    /* second run: restarts from step 3, goes to 6 */

@@ -16,10 +16,10 @@ int main(int argc, char **argv)
 
     MPI_Info info;
     MPI_Info_create(&info);
-    MPI_Info_set(info, TIO_HINT_ALLOC_TYPE, "storage");
-    MPI_Info_set(info, TIO_HINT_FILENAME, argc > 1 ? argv[1] : "explicit_api.dat");
-    MPI_Info_set(info, TIO_HINT_OFFSET, offset);
-    MPI_Info_set(info, TIO_HINT_UNLINK, "true");
+    MPI_Info_set(info, TIO_WIN_HINT_ALLOC_TYPE, "storage");
+    MPI_Info_set(info, TIO_WIN_HINT_FILENAME, argc > 1 ? argv[1] : "explicit_api.dat");
+    MPI_Info_set(info, TIO_WIN_HINT_OFFSET, offset);
+    MPI_Info_set(info, TIO_WIN_HINT_UNLINK, "true");
 
     double *base;
     MPI_Win win;
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 
     /* A bad hint: the error names it. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Info_set(info, TIO_HINT_FACTOR, "1.5");
+    MPI_Info_set(info, TIO_WIN_HINT_FACTOR, "1.5");
     int rc = tio_win_allocate(8192, 8, info, MPI_COMM_WORLD, &base, &win);
     char msg[MPI_MAX_ERROR_STRING];
     int len;

@@ -116,17 +116,17 @@ TT_FN MPI_Info cd_info(const char *local, const char *global, const char *partne
     MPI_Info info;
     TT_MPI(MPI_Info_create(&info));
     if (local)
-        tt_info_set(info, TIO_CKPT_LOCAL_DIR, local);
+        tt_info_set(info, TIO_CKPT_HINT_LOCAL_DIR, local);
     if (global)
-        tt_info_set(info, TIO_CKPT_GLOBAL_DIR, global);
+        tt_info_set(info, TIO_CKPT_HINT_GLOBAL_DIR, global);
     if (partner)
-        tt_info_set(info, TIO_CKPT_PARTNER, partner);
+        tt_info_set(info, TIO_CKPT_HINT_PARTNER, partner);
     if (keep)
-        tt_info_set(info, TIO_CKPT_KEEP, keep);
+        tt_info_set(info, TIO_CKPT_HINT_KEEP, keep);
     if (drain)
-        tt_info_set(info, TIO_CKPT_DRAIN, drain);
+        tt_info_set(info, TIO_CKPT_HINT_DRAIN, drain);
     if (every)
-        tt_info_set(info, TIO_CKPT_DRAIN_EVERY, every);
+        tt_info_set(info, TIO_CKPT_HINT_DRAIN_EVERY, every);
     return info;
 }
 

@@ -28,32 +28,32 @@ static void open_fails(const char *name, MPI_Info info, struct et_expect ex, con
 static void test_open_errors(void)
 {
     CASE("no info");
-    open_fails("s", MPI_INFO_NULL, EX_INFO_KEY, TIO_CKPT_LOCAL_DIR, TIO_CKPT_GLOBAL_DIR);
+    open_fails("s", MPI_INFO_NULL, EX_INFO_KEY, TIO_CKPT_HINT_LOCAL_DIR, TIO_CKPT_HINT_GLOBAL_DIR);
 
     struct { const char *kv[3][2]; int n; struct et_expect ex; const char *s1, *s2; } c[] = {
-        {{{TIO_CKPT_KEEP, "2"}}, 1, EX_INFO_KEY, TIO_CKPT_LOCAL_DIR, "or both"},
-        {{{TIO_CKPT_LOCAL_DIR, g_local}, {"tierio_ckpt_lcoal_dir", "x"}}, 2, EX_INFO_KEY,
+        {{{TIO_CKPT_HINT_KEEP, "2"}}, 1, EX_INFO_KEY, TIO_CKPT_HINT_LOCAL_DIR, "or both"},
+        {{{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {"tierio_ckpt_lcoal_dir", "x"}}, 2, EX_INFO_KEY,
          "unknown info key", "tierio_ckpt_lcoal_dir"},
-        {{{TIO_CKPT_GLOBAL_DIR, g_global}, {TIO_CKPT_KEEP, "0"}}, 2, EX_INFO_VALUE,
-         TIO_CKPT_KEEP "=\"0\" is invalid", "expected an integer from 1 to 1000000"},
-        {{{TIO_CKPT_GLOBAL_DIR, g_global}, {TIO_CKPT_KEEP, "two"}}, 2, EX_INFO_VALUE,
-         TIO_CKPT_KEEP, "\"two\""},
-        {{{TIO_CKPT_GLOBAL_DIR, g_global}, {TIO_CKPT_DRAIN_EVERY, "0"}}, 2, EX_INFO_VALUE,
-         TIO_CKPT_DRAIN_EVERY, "from 1 to"},
-        {{{TIO_CKPT_LOCAL_DIR, g_local}, {TIO_CKPT_GLOBAL_DIR, g_global},
-          {TIO_CKPT_DRAIN, "later"}}, 3, EX_INFO_VALUE, "\"later\" is invalid", "\"none\", \"async\" or \"sync\""},
-        {{{TIO_CKPT_LOCAL_DIR, g_local}, {TIO_CKPT_DRAIN, "async"}}, 2, EX_INFO_KEY,
-         TIO_CKPT_DRAIN "=async needs both", TIO_CKPT_GLOBAL_DIR},
-        {{{TIO_CKPT_LOCAL_DIR, g_local}, {TIO_CKPT_PARTNER, "perhaps"}}, 2, EX_INFO_VALUE,
-         TIO_CKPT_PARTNER, "\"perhaps\""},
-        {{{TIO_CKPT_GLOBAL_DIR, g_global}, {TIO_CKPT_PARTNER, "true"}}, 2, EX_INFO_KEY,
-         TIO_CKPT_PARTNER "=true needs", TIO_CKPT_LOCAL_DIR},
+        {{{TIO_CKPT_HINT_GLOBAL_DIR, g_global}, {TIO_CKPT_HINT_KEEP, "0"}}, 2, EX_INFO_VALUE,
+         TIO_CKPT_HINT_KEEP "=\"0\" is invalid", "expected an integer from 1 to 1000000"},
+        {{{TIO_CKPT_HINT_GLOBAL_DIR, g_global}, {TIO_CKPT_HINT_KEEP, "two"}}, 2, EX_INFO_VALUE,
+         TIO_CKPT_HINT_KEEP, "\"two\""},
+        {{{TIO_CKPT_HINT_GLOBAL_DIR, g_global}, {TIO_CKPT_HINT_DRAIN_EVERY, "0"}}, 2, EX_INFO_VALUE,
+         TIO_CKPT_HINT_DRAIN_EVERY, "from 1 to"},
+        {{{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {TIO_CKPT_HINT_GLOBAL_DIR, g_global},
+          {TIO_CKPT_HINT_DRAIN, "later"}}, 3, EX_INFO_VALUE, "\"later\" is invalid", "\"none\", \"async\" or \"sync\""},
+        {{{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {TIO_CKPT_HINT_DRAIN, "async"}}, 2, EX_INFO_KEY,
+         TIO_CKPT_HINT_DRAIN "=async needs both", TIO_CKPT_HINT_GLOBAL_DIR},
+        {{{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {TIO_CKPT_HINT_PARTNER, "perhaps"}}, 2, EX_INFO_VALUE,
+         TIO_CKPT_HINT_PARTNER, "\"perhaps\""},
+        {{{TIO_CKPT_HINT_GLOBAL_DIR, g_global}, {TIO_CKPT_HINT_PARTNER, "true"}}, 2, EX_INFO_KEY,
+         TIO_CKPT_HINT_PARTNER "=true needs", TIO_CKPT_HINT_LOCAL_DIR},
         /* one node: one storage neighbourhood, nowhere to put a partner copy */
-        {{{TIO_CKPT_LOCAL_DIR, g_local}, {TIO_CKPT_PARTNER, "true"}}, 2, EX_INFO_VALUE,
+        {{{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {TIO_CKPT_HINT_PARTNER, "true"}}, 2, EX_INFO_VALUE,
          "two storage neighbourhoods", g_local},
-        {{{TIO_CKPT_LOCAL_DIR, "/nonexistent/tierio-ckpt"}}, 1, EX_NOENT, TIO_CKPT_LOCAL_DIR,
+        {{{TIO_CKPT_HINT_LOCAL_DIR, "/nonexistent/tierio-ckpt"}}, 1, EX_NOENT, TIO_CKPT_HINT_LOCAL_DIR,
          "/nonexistent/tierio-ckpt"},
-        {{{TIO_CKPT_GLOBAL_DIR, g_file}}, 1, EX_NOENT, g_file, "is not a directory"},
+        {{{TIO_CKPT_HINT_GLOBAL_DIR, g_file}}, 1, EX_NOENT, g_file, "is not a directory"},
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         char tag[32];
@@ -64,7 +64,7 @@ static void test_open_errors(void)
         MPI_Info_free(&info);
     }
 
-    const char *kv[][2] = {{TIO_CKPT_LOCAL_DIR, g_local}, {TIO_CKPT_GLOBAL_DIR, g_global}};
+    const char *kv[][2] = {{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {TIO_CKPT_HINT_GLOBAL_DIR, g_global}};
     MPI_Info info = info_of(kv, 2);
     CASE("bad names");
     open_fails("a/b", info, EX_ARG, "\"a/b\"", "letters, digits");
@@ -80,7 +80,7 @@ static void test_open_errors(void)
     snprintf(mine, sizeof mine, "%s", g_local);
     if (tt_rank == tt_size - 1)
         snprintf(mine, sizeof mine, "%s/missing-here", g_local);
-    const char *kv2[][2] = {{TIO_CKPT_LOCAL_DIR, mine}};
+    const char *kv2[][2] = {{TIO_CKPT_HINT_LOCAL_DIR, mine}};
     info = info_of(kv2, 1);
     char who[32];
     snprintf(who, sizeof who, "rank %d:", tt_size - 1);
@@ -88,7 +88,7 @@ static void test_open_errors(void)
     MPI_Info_free(&info);
 
     CASE("NULL handle pointer");
-    const char *kv3[][2] = {{TIO_CKPT_GLOBAL_DIR, g_global}};
+    const char *kv3[][2] = {{TIO_CKPT_HINT_GLOBAL_DIR, g_global}};
     info = info_of(kv3, 1);
     et_check_error(tio_ckpt_open(MPI_COMM_WORLD, "s", info, NULL), EX_ARG, "ckpt", NULL);
     MPI_Info_free(&info);
@@ -121,7 +121,7 @@ static int exists_v(const char *dir, const char *name, long long v)
 
 static void test_call_errors(void)
 {
-    const char *kv[][2] = {{TIO_CKPT_LOCAL_DIR, g_local}, {TIO_CKPT_GLOBAL_DIR, g_global}};
+    const char *kv[][2] = {{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {TIO_CKPT_HINT_GLOBAL_DIR, g_global}};
     MPI_Info info = info_of(kv, 2);
     tio_ckpt_t ck;
     if (tio_ckpt_open(MPI_COMM_WORLD, "calls", info, &ck) != MPI_SUCCESS)
@@ -239,8 +239,8 @@ static void test_drain_failure(const char *mode)
 {
     char name[32];
     snprintf(name, sizeof name, "drainfail-%s", mode);
-    const char *kv[][2] = {{TIO_CKPT_LOCAL_DIR, g_local}, {TIO_CKPT_GLOBAL_DIR, g_global},
-                           {TIO_CKPT_DRAIN, mode}};
+    const char *kv[][2] = {{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {TIO_CKPT_HINT_GLOBAL_DIR, g_global},
+                           {TIO_CKPT_HINT_DRAIN, mode}};
     MPI_Info info = info_of(kv, 3);
     tio_ckpt_t ck;
     if (tio_ckpt_open(MPI_COMM_WORLD, name, info, &ck) != MPI_SUCCESS)

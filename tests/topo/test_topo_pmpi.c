@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 #else
     nc = MPI_COMM_WORLD;
     rc = MPI_Comm_split_type(MPI_COMM_WORLD, TIERIO_COMM_TYPE_NEIGHBORHOOD, 0, MPI_INFO_NULL, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_DIRNAME_KEY,
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_HINT_DIRNAME,
                    "no directory (Open MPI)");
 #endif
 

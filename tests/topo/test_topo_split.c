@@ -185,7 +185,7 @@ static void case_errors(void)
         nc = MPI_COMM_WORLD;
         rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, NULL, 0, info, &nc);
         MPI_Info_free(&info);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_DIRNAME_KEY,
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_HINT_DIRNAME,
                        "directory on rank 0 only");
         /* newcomm NULL on one process: every process fails. */
         info = tp_info(TIO_NBHD_AUTO, NULL);
@@ -209,16 +209,16 @@ static void case_errors(void)
 
     /* Arguments every process gets wrong alike. */
     MPI_Info bad = tp_info(TIO_NBHD_AUTO, NULL);
-    tt_info_set(bad, TIO_NBHD_ALGORITHM_KEY, "fastest");
+    tt_info_set(bad, TIO_NBHD_HINT_ALGORITHM, "fastest");
     nc = MPI_COMM_WORLD;
     rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, d0, 0, bad, &nc);
     tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_VALUE,
-                   TIO_NBHD_ALGORITHM_KEY "=\"fastest\" is invalid",
+                   TIO_NBHD_HINT_ALGORITHM "=\"fastest\" is invalid",
                    "bad algorithm");
     MPI_Info_free(&bad);
     nc = MPI_COMM_WORLD;
     rc = tio_comm_split_neighborhood(MPI_COMM_WORLD, NULL, 0, MPI_INFO_NULL, &nc);
-    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_DIRNAME_KEY, "no directory");
+    tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_KEY, TIO_NBHD_HINT_DIRNAME, "no directory");
     nc = MPI_COMM_WORLD;
     rc = split("", TIO_NBHD_AUTO, 0, &nc);
     tp_check_error(MPI_COMM_WORLD, rc, nc, EX_INFO_VALUE, "empty", "empty directory name");

@@ -45,9 +45,9 @@ TT_FN MPI_Info tp_info(enum tio_nbhd_algorithm alg, const char *dir)
 {
     MPI_Info info;
     TT_MPI(MPI_Info_create(&info));
-    tt_info_set(info, TIO_NBHD_ALGORITHM_KEY, tio_nbhd_algorithm_name(alg));
+    tt_info_set(info, TIO_NBHD_HINT_ALGORITHM, tio_nbhd_algorithm_name(alg));
     if (dir)
-        tt_info_set(info, TIO_NBHD_DIRNAME_KEY, dir);
+        tt_info_set(info, TIO_NBHD_HINT_DIRNAME, dir);
     return info;
 }
 

@@ -85,23 +85,23 @@ static void test_keys_and_aliases(void)
     struct tio_hints h;
     struct tio_err e;
     static const char *names[][2] = {
-        {TIO_HINT_FILENAME, TIO_HINT_SWIN_FILENAME}, {TIO_HINT_OFFSET, TIO_HINT_SWIN_OFFSET},
-        {TIO_HINT_FACTOR, TIO_HINT_SWIN_FACTOR},     {TIO_HINT_ORDER, TIO_HINT_SWIN_ORDER},
-        {TIO_HINT_UNLINK, TIO_HINT_SWIN_UNLINK},     {TIO_HINT_ENGINE, TIO_HINT_SWIN_IMPL}};
+        {TIO_WIN_HINT_FILENAME, TIO_WIN_HINT_SWIN_FILENAME}, {TIO_WIN_HINT_OFFSET, TIO_WIN_HINT_SWIN_OFFSET},
+        {TIO_WIN_HINT_FACTOR, TIO_WIN_HINT_SWIN_FACTOR},     {TIO_WIN_HINT_ORDER, TIO_WIN_HINT_SWIN_ORDER},
+        {TIO_WIN_HINT_UNLINK, TIO_WIN_HINT_SWIN_UNLINK},     {TIO_WIN_HINT_ENGINE, TIO_WIN_HINT_SWIN_IMPL}};
     /* the spellings of contract 1 */
-    CHECK(!strcmp(TIO_HINT_ALLOC_TYPE, "alloc_type"));
-    CHECK(!strcmp(TIO_HINT_FILENAME, "storage_alloc_filename"));
-    CHECK(!strcmp(TIO_HINT_OFFSET, "storage_alloc_offset"));
-    CHECK(!strcmp(TIO_HINT_FACTOR, "storage_alloc_factor"));
-    CHECK(!strcmp(TIO_HINT_ORDER, "storage_alloc_order"));
-    CHECK(!strcmp(TIO_HINT_UNLINK, "storage_alloc_unlink"));
-    CHECK(!strcmp(TIO_HINT_DISCARD, "storage_alloc_discard"));
-    CHECK(!strcmp(TIO_HINT_SWIN_FILENAME, "swin_filename"));
-    CHECK(!strcmp(TIO_HINT_SWIN_OFFSET, "swin_offset"));
-    CHECK(!strcmp(TIO_HINT_SWIN_FACTOR, "swin_factor"));
-    CHECK(!strcmp(TIO_HINT_SWIN_ORDER, "swin_order"));
-    CHECK(!strcmp(TIO_HINT_SWIN_UNLINK, "swin_unlink"));
-    CHECK(!strcmp(TIO_HINT_SWIN_IMPL, "swin_impl"));
+    CHECK(!strcmp(TIO_WIN_HINT_ALLOC_TYPE, "alloc_type"));
+    CHECK(!strcmp(TIO_WIN_HINT_FILENAME, "storage_alloc_filename"));
+    CHECK(!strcmp(TIO_WIN_HINT_OFFSET, "storage_alloc_offset"));
+    CHECK(!strcmp(TIO_WIN_HINT_FACTOR, "storage_alloc_factor"));
+    CHECK(!strcmp(TIO_WIN_HINT_ORDER, "storage_alloc_order"));
+    CHECK(!strcmp(TIO_WIN_HINT_UNLINK, "storage_alloc_unlink"));
+    CHECK(!strcmp(TIO_WIN_HINT_DISCARD, "storage_alloc_discard"));
+    CHECK(!strcmp(TIO_WIN_HINT_SWIN_FILENAME, "swin_filename"));
+    CHECK(!strcmp(TIO_WIN_HINT_SWIN_OFFSET, "swin_offset"));
+    CHECK(!strcmp(TIO_WIN_HINT_SWIN_FACTOR, "swin_factor"));
+    CHECK(!strcmp(TIO_WIN_HINT_SWIN_ORDER, "swin_order"));
+    CHECK(!strcmp(TIO_WIN_HINT_SWIN_UNLINK, "swin_unlink"));
+    CHECK(!strcmp(TIO_WIN_HINT_SWIN_IMPL, "swin_impl"));
 
     CASE("alloc_type=storage");
     CHECK_EQ(parse(&h, &e, KV({"alloc_type", "storage"})), TIO_OK);
@@ -432,7 +432,7 @@ static void test_hugepages(void)
     struct tio_hints h;
     struct tio_err e;
     CASE("storage_alloc_hugepages");
-    CHECK(!strcmp(TIO_HINT_HUGEPAGES, "storage_alloc_hugepages"));
+    CHECK(!strcmp(TIO_WIN_HINT_HUGEPAGES, "storage_alloc_hugepages"));
     CHECK_EQ(parse(&h, &e, KV({"alloc_type", "storage"})), TIO_OK);
     CHECK_EQ(h.hugepages, -1); /* auto */
     CHECK_EQ(tio_hints_hugepages(&h), 1);

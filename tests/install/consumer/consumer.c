@@ -4,6 +4,6 @@
 
 int main(void)
 {
-    printf("tierio %s, hint %s\n", TIERIO_VERSION_STRING, TIO_HINT_FILENAME);
+    printf("tierio %s, hint %s\n", TIERIO_VERSION_STRING, TIO_WIN_HINT_FILENAME);
     return (void *)tio_win_allocate != NULL ? 0 : 1;
 }
