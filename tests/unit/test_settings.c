@@ -11,6 +11,9 @@
 #include "util/log.h"
 #include "util/settings.h"
 #include "win/hints.h"
+#include "tierio/ckpt.h"
+#include "tierio/hints.h"
+#include "tierio/topo.h"
 
 /* ---- a table of every type ---------------------------------------------------------- */
 
@@ -259,8 +262,21 @@ static void test_tables(void)
     CHECK_HAS(e.msg, "storage_alloc_segsize=\"65536\" is invalid: it tunes the user-level");
 }
 
+/* The key macros' one pattern, and the deprecated spellings programs may still use. */
+static void test_macro_names(void)
+{
+    CASE("deprecated key macros");
+    CHECK(!strcmp(TIO_HINT_FILENAME, TIO_WIN_HINT_FILENAME));
+    CHECK(!strcmp(TIO_HINT_SWIN_PTYPE, TIO_WIN_HINT_SWIN_PTYPE));
+    CHECK(!strcmp(TIO_NBHD_DIRNAME_KEY, TIO_NBHD_HINT_DIRNAME));
+    CHECK(!strcmp(TIO_CKPT_DRAIN_EVERY, TIO_CKPT_HINT_DRAIN_EVERY));
+    CHECK(tio_settings_key(&tio_win_keys, TIO_WIN_HINT_SYNC_SCOPE) != NULL);
+    CHECK(tio_settings_key(&tio_ckpt_keys, TIO_CKPT_HINT_LOCAL_DIR) != NULL);
+}
+
 int main(void)
 {
+    test_macro_names();
     test_types();
     test_precedence();
     test_long_values();
