@@ -154,3 +154,35 @@ int tio_agg_access_room(struct tio_agg *a, struct tio_err *err)
     a->cap_access = cap;
     return TIO_OK;
 }
+
+int tio_agg_plan_access(struct tio_agg *a, struct tio_agg_access *x,
+                        struct tio_agg_piece *pieces, size_t n, tio_agg_by_node_fn by_node,
+                        void *ctx, struct tio_err *err)
+{
+    int node = by_node(a, pieces, n, ctx); /* from what every process has: alike */
+    memset(x, 0, sizeof *x);
+    if (err->cls == TIO_OK)
+        tio_agg_access_make(a, x, pieces, n, node, err);
+    else
+        free(pieces);
+    int placing = !a->placed;
+    if ((placing && (tio_agree(a->gcomm, err, NULL, 0) || tio_agg_place(a, x, err))) ||
+        err->cls != TIO_OK) {
+        tio_agg_access_free(x);
+        return err->cls;
+    }
+    /* Placed by this access (tapioca): its domains may now follow the data. */
+    if (placing && !a->set.balanced) {
+        tio_agg_access_free_plan(x);
+        node = by_node(a, pieces, n, ctx);
+        if (tio_agg_access_make(a, x, pieces, n, node, err) != TIO_OK) {
+            tio_agg_access_free(x);
+            return err->cls;
+        }
+    }
+    /* Reads of pieces that do not interleave: every process reads its own (decided here,
+     * once, alike everywhere: the same pieces, the settings agreed at open). */
+    x->read_own = a->set.target == TIO_AGG_TARGET_FILE && !a->set.read_aggregate &&
+                  tio_agg_pieces_disjoint(x->gpieces, x->ngpieces);
+    return TIO_OK;
+}

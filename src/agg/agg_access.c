@@ -135,49 +135,31 @@ static int gather_declaration(struct tio_agg *a, int count, const MPI_Offset off
                                  NULL, pieces, n, a, err);
 }
 
+/* Declarations among all: domains by node when the nodes' data lie apart, and while
+ * every access has them the calls synchronise within nodes (engine.c); an access without
+ * them ends that (decided alike everywhere: from what was gathered, nothing allocated). */
+struct declared {
+    int many; /* some process declared more than one piece */
+};
+
+static int declared_by_node(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n,
+                            void *ctx)
+{
+    const struct declared *d = ctx;
+    int by_node = a->node_regime && (d->many ? tio_agg_apart(a, pieces, n)
+                                             : apart_of_first(a, a->gather_first, a->gsize));
+    leave_node_regime(a, by_node);
+    return by_node;
+}
+
 /* The access of the gathered pieces (taken over) in *x, placing the aggregators if this is
  * the first declaration of a strategy that needs one. Returns nonzero on an error, x freed. */
 static int make_declared(struct tio_agg *a, struct tio_agg_piece *pieces, size_t n, int many,
                          struct tio_agg_access *x, struct tio_err *err)
 {
+    struct declared d = {many};
     tio_agg_access_room(a, err);
-    /* Domains by node when the nodes' data lie apart, and while every access has them
-     * the calls synchronise within nodes (engine.c); an access without them ends that
-     * (decided alike everywhere: from what was gathered, nothing allocated). */
-    int by_node = a->node_regime && (many ? tio_agg_apart(a, pieces, n)
-                                          : apart_of_first(a, a->gather_first, a->gsize));
-    leave_node_regime(a, by_node);
-    memset(x, 0, sizeof *x);
-    if (err->cls == TIO_OK)
-        tio_agg_access_make(a, x, pieces, n, by_node, err);
-    else
-        free(pieces);
-    /* Once the aggregators are placed, a failure here (out of memory) is this process's
-     * alone, and costs no agreement: the ids then differ, and the access's first use
-     * stops every process at its first round, which checks that they all work on the
-     * same access. The first declaration of tapioca agrees, and places. */
-    int placing = !a->placed;
-    if ((!a->placed && (tio_agree(a->gcomm, err, NULL, 0) || tio_agg_place(a, x, err))) ||
-        err->cls != TIO_OK) {
-        tio_agg_access_free(x);
-        return err->cls;
-    }
-    /* Placed by this access (tapioca): its domains may now follow the data. The same
-     * everywhere; a failure (out of memory) is this process's alone, as above. */
-    if (placing && !a->set.balanced) {
-        tio_agg_access_free_plan(x);
-        by_node = a->node_regime && tio_agg_apart(a, pieces, n);
-        leave_node_regime(a, by_node);
-        if (tio_agg_access_make(a, x, pieces, n, by_node, err) != TIO_OK) {
-            tio_agg_access_free(x);
-            return err->cls;
-        }
-    }
-    /* Reads of pieces that do not interleave: every process reads its own (decided here,
-     * once, alike everywhere: the same pieces, the settings agreed at open). */
-    x->read_own = a->set.target == TIO_AGG_TARGET_FILE && !a->set.read_aggregate &&
-                  tio_agg_pieces_disjoint(x->gpieces, x->ngpieces);
-    return TIO_OK;
+    return tio_agg_plan_access(a, x, pieces, n, declared_by_node, &d, err);
 }
 
 int tio_agg_declare(tio_agg_t a, int count, const MPI_Offset offsets[],

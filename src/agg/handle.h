@@ -189,6 +189,21 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
                         struct tio_agg_piece *pieces, size_t n, int by_node,
                         struct tio_err *err);
 void tio_agg_access_free(struct tio_agg_access *x);
+
+/* Whether an access of these pieces has domains by node (tio_agg_apart, and what the
+ * caller's regime says); ctx is the caller's. The same on every process of the group. */
+typedef int (*tio_agg_by_node_fn)(struct tio_agg *a, const struct tio_agg_piece *pieces,
+                                  size_t n, void *ctx);
+/* The one way an access is planned, for tio_agg_declare and the MPI-IO route alike (the
+ * front door): its domains (by node when by_node says so), the aggregators placed by the
+ * handle's first access (agreed over the group: if one process failed, all stop), the plan
+ * made again once they are placed (their nodes known, domains may follow the data), and
+ * whether its reads are made process by process. Takes over pieces (NULL with err set:
+ * this process failed before). x is freed on failure; after placement a failure (out of
+ * memory) is this process's alone: the access's first round stops everybody. */
+int tio_agg_plan_access(struct tio_agg *a, struct tio_agg_access *x,
+                        struct tio_agg_piece *pieces, size_t n, tio_agg_by_node_fn by_node,
+                        void *ctx, struct tio_err *err);
 /* Only what the plan derives (plan, moves, cross-node rounds): the pieces stay. */
 void tio_agg_access_free_plan(struct tio_agg_access *x);
 

@@ -283,6 +283,15 @@ static int same_key(const struct tio_agg_route *s, const struct tio_agg_piece *p
 /* Through the engine (1), to the MPI library (0), as an independent access (2: requests
  * that do not interleave, with tierio_agg_read / tierio_agg_write = auto), or an error
  * (-1, raised). */
+/* The route decides the node regime call by call (it gathers every request anyway):
+ * domains by node when the nodes' data lie apart (alike everywhere: nothing allocated);
+ * such a call synchronises within nodes (engine.c). ctx: where the route keeps it. */
+static int route_by_node(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n,
+                         void *ctx)
+{
+    return *(int *)ctx = tio_agg_apart(a, pieces, n);
+}
+
 static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offset,
                  MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                  MPI_Status *status, int *rc)
@@ -315,26 +324,19 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
         if (all[r].len > 0 && all[r].off + all[r].len > all[0].fsize)
             return 0;
     struct tio_err err = {0};
-    /* A new pattern gets a new plan (and an agreement: making it may fail); the same
-     * pattern as the last call, which every process sees alike, reuses the plan. */
+    /* A new pattern gets a new plan, through the same front door as tio_agg_declare (the
+     * first one places the aggregators); the same pattern as the last call, which every
+     * process sees alike, reuses the plan. */
     if (!same_key(s, p, n)) {
         if (s->have_scratch)
             tio_agg_access_free(&s->scratch);
-        s->have_scratch = 0;
-        /* Domains by node when the nodes' data lie apart (alike everywhere: nothing
-         * allocated); such a call synchronises within nodes (engine.c). */
-        s->by_node = tio_agg_apart(a, p, n);
         struct tio_agg_piece *own = malloc(sizeof *own * (n ? n : 1));
-        if (!own) {
+        if (!own)
             tio_err_set(&err, TIO_E_NOMEM, "out of memory");
-        } else {
+        else
             memcpy(own, p, sizeof *p * n);
-            if (tio_agg_access_make(a, &s->scratch, own, n, s->by_node, &err) ==
-                TIO_OK)
-                s->have_scratch = 1;
-            else
-                tio_agg_access_free(&s->scratch);
-        }
+        s->have_scratch = tio_agg_plan_access(a, &s->scratch, own, n, route_by_node,
+                                              &s->by_node, &err) == TIO_OK;
         memcpy(s->key, p, sizeof *p * n);
         s->n = n;
     }
