@@ -29,21 +29,21 @@ void tio_agg_access_free(struct tio_agg_access *x)
 
 int tio_agg_by_node_possible(const struct tio_agg *a)
 {
-    return a->placed && a->nodecomm != MPI_COMM_NULL && a->set.target == TIO_AGG_TARGET_FILE &&
+    return a->placed && a->nr.nodecomm != MPI_COMM_NULL && a->set.target == TIO_AGG_TARGET_FILE &&
            !a->set.balanced && a->align <= TIO_AGG_LOCAL_ALIGN_MAX;
 }
 
 int tio_agg_spans_apart_here(struct tio_agg *a)
 {
     return tio_agg_by_node_possible(a) &&
-           tio_agg_spans_apart(a->span, a->gnnodes, a->node_ndom, a->span + a->gnnodes);
+           tio_agg_spans_apart(a->nr.span, a->grp.gnnodes, a->nr.node_ndom, a->nr.span + a->grp.gnnodes);
 }
 
 int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n)
 {
     if (!tio_agg_by_node_possible(a))
         return 0;
-    tio_agg_spans_of(pieces, n, a->gnode_of, a->span, a->gnnodes);
+    tio_agg_spans_of(pieces, n, a->grp.gnode_of, a->nr.span, a->grp.gnnodes);
     return tio_agg_spans_apart_here(a);
 }
 
@@ -56,10 +56,10 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     x->npieces = x->ngpieces = n;
     int nd = a->placed ? a->place.ndomains : a->strategy->domains(a);
     /* Once the aggregators are known, domains may follow the data's nodes. */
-    struct tio_agg_locality loc = {a->gnode_of, a->dom_node};
+    struct tio_agg_locality loc = {a->grp.gnode_of, a->dom_node};
     int64_t buffer = (int64_t)a->set.buffer_size;
     int rc = by_node ? tio_agg_plan_by_node(&x->plan, x->gpieces, x->ngpieces, nd, buffer,
-                                            a->align, &loc, a->gnnodes, err)
+                                            a->align, &loc, a->grp.gnnodes, err)
                      : tio_agg_plan_make(&x->plan, x->gpieces, x->ngpieces, nd, buffer,
                                          a->align, a->placed && !a->set.balanced ? &loc : NULL,
                                          err);
@@ -74,9 +74,9 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     }
     /* This process's pieces and their moves. */
     size_t first = 0, k = 0;
-    while (first < x->ngpieces && x->gpieces[first].rank != a->grank)
+    while (first < x->ngpieces && x->gpieces[first].rank != a->grp.grank)
         first++;
-    while (first + k < x->ngpieces && x->gpieces[first + k].rank == a->grank)
+    while (first + k < x->ngpieces && x->gpieces[first + k].rank == a->grp.grank)
         k++;
     for (size_t i = 0; i < k; i++)
         x->mine += x->gpieces[first + i].len;
@@ -166,7 +166,7 @@ int tio_agg_plan_access(struct tio_agg *a, struct tio_agg_access *x,
     else
         free(pieces);
     int placing = !a->placed;
-    if ((placing && (tio_agree(a->gcomm, err, NULL, 0) || tio_agg_place(a, x, err))) ||
+    if ((placing && (tio_agree(a->grp.gcomm, err, NULL, 0) || tio_agg_place(a, x, err))) ||
         err->cls != TIO_OK) {
         tio_agg_access_free(x);
         return err->cls;

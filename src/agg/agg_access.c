@@ -17,12 +17,12 @@
 static int read_locality(struct tio_agg *a, const struct tio_agg_access *x,
                          struct tio_err *err)
 {
-    int file = a->file_of_group[a->group];
+    int file = a->grp.file_of_group[a->grp.group];
     for (size_t i = 0; i < x->ngpieces; i++) {
         const struct tio_agg_piece *p = &x->gpieces[i];
-        int rank = a->gworld[p->rank];
+        int rank = a->grp.gworld[p->rank];
         for (int64_t at = p->off, end = p->off + p->len; at < end;) {
-            const struct tio_agg_extent *e = tio_agg_manifest_find(&a->manifest, at);
+            const struct tio_agg_extent *e = tio_agg_manifest_find(&a->tgt.manifest, at);
             if (!e)
                 return tio_err_set(err, TIO_E_IO, "bytes from %lld of \"%s\" (read by rank "
                                    "%d) were never written (no extent of its manifest holds "
@@ -47,10 +47,10 @@ static int apart_of_first(struct tio_agg *a, const int64_t *first, int n)
 {
     if (!tio_agg_by_node_possible(a))
         return 0;
-    tio_agg_spans_of(NULL, 0, a->gnode_of, a->span, a->gnnodes);
+    tio_agg_spans_of(NULL, 0, a->grp.gnode_of, a->nr.span, a->grp.gnnodes);
     for (int r = 0; r < n; r++)
         if (first[3 * r] == 1)
-            tio_agg_span_add(a->span, a->gnode_of[r], first[3 * r + 1],
+            tio_agg_span_add(a->nr.span, a->grp.gnode_of[r], first[3 * r + 1],
                              first[3 * r + 1] + first[3 * r + 2]);
     return tio_agg_spans_apart_here(a);
 }
@@ -61,7 +61,7 @@ static int apart_of_first(struct tio_agg *a, const int64_t *first, int n)
 static void leave_node_regime(struct tio_agg *a, int by_node)
 {
     if (!by_node && tio_agg_by_node_possible(a))
-        a->node_regime = 0;
+        a->nr.node_regime = 0;
 }
 
 /* The checks every access call makes, locally: a failure here is carried by the first
@@ -117,21 +117,21 @@ static int gather_declaration(struct tio_agg *a, int count, const MPI_Offset off
     int64_t *first = a->gather_first, me[3] = {err->cls == TIO_OK ? count : -1,
                                                 count > 0 && offsets ? offsets[0] : 0,
                                                 count > 0 && sizes ? sizes[0] : 0};
-    PMPI_Allgather(me, 3, MPI_INT64_T, first, 3, MPI_INT64_T, a->gcomm);
+    PMPI_Allgather(me, 3, MPI_INT64_T, first, 3, MPI_INT64_T, a->grp.gcomm);
     long long total = 0;
     int bad = 0;
     *many = 0;
-    for (int r = 0; r < a->gsize; r++) {
+    for (int r = 0; r < a->grp.gsize; r++) {
         bad |= first[3 * r] < 0;
         *many |= first[3 * r] > 1;
         total += first[3 * r] > 0 ? first[3 * r] : 0;
     }
     if (bad)
-        return tio_agree(a->gcomm, err, NULL, 0);
+        return tio_agree(a->grp.gcomm, err, NULL, 0);
     if (total > INT32_MAX / 2) /* the same everywhere */
         return tio_err_set(err, TIO_E_UNSUPPORTED, "tio_agg_declare: %lld pieces in all; "
                            "at most %d", total, INT32_MAX / 2);
-    return tio_agg_gather_pieces(a->gcomm, a->gsize, first, total, count, offsets, sizes,
+    return tio_agg_gather_pieces(a->grp.gcomm, a->grp.gsize, first, total, count, offsets, sizes,
                                  NULL, pieces, n, a, err);
 }
 
@@ -146,8 +146,8 @@ static int declared_by_node(struct tio_agg *a, const struct tio_agg_piece *piece
                             void *ctx)
 {
     const struct declared *d = ctx;
-    int by_node = a->node_regime && (d->many ? tio_agg_apart(a, pieces, n)
-                                             : apart_of_first(a, a->gather_first, a->gsize));
+    int by_node = a->nr.node_regime && (d->many ? tio_agg_apart(a, pieces, n)
+                                             : apart_of_first(a, a->gather_first, a->grp.gsize));
     leave_node_regime(a, by_node);
     return by_node;
 }
@@ -206,12 +206,12 @@ int tio_agg_write(tio_agg_t a, int id, const void *buf)
     struct tio_agg_access *x = enter(a, "tio_agg_write", id, buf, 1, &err) ? &nothing
                                                                             : &a->access[id];
     if (a->set.target != TIO_AGG_TARGET_FILE)
-        a->wrote = 1; /* every process: the call is collective */
+        a->tgt.wrote = 1; /* every process: the call is collective */
     int rc = tio_agg_run_write(a, x, id, buf, &err);
     tio_agg_note_call(a, id, 1, &err);
     if (rc)
         return tio_agg_raise(a, &err);
-    a->calls++;
+    a->stats.calls++;
     return MPI_SUCCESS;
 }
 
@@ -244,14 +244,14 @@ int tio_agg_read(tio_agg_t a, int id, void *buf)
         tio_agg_note_call(a, id, 0, &err);
         if (rc)
             return tio_agg_raise(a, &err);
-        a->independent++;
+        a->stats.independent++;
         return MPI_SUCCESS;
     }
     int rc = tio_agg_run_read(a, x, id, buf, met, &err);
     tio_agg_note_call(a, id, 0, &err);
     if (rc)
         return tio_agg_raise(a, &err);
-    a->calls++;
+    a->stats.calls++;
     return MPI_SUCCESS;
 }
 
@@ -265,7 +265,7 @@ static void set_list(MPI_Info info, const char *key, const struct tio_agg *a, in
     s[0] = 0;
     for (int d = 0; d < a->place.ndomains; d++) {
         int n = ranks ? snprintf(s + used, cap - used, "%s%d", d ? "," : "",
-                                 a->gworld[a->place.rank[d]])
+                                 a->grp.gworld[a->place.rank[d]])
                       : snprintf(s + used, cap - used, "%s%s", d ? "," : "", a->place.tier[d]);
         if (n > 0 && (size_t)n < cap - used)
             used += (size_t)n;
@@ -297,18 +297,18 @@ void tio_agg_info_fill(const struct tio_agg *a, MPI_Info info)
     shown.align = (uint64_t)a->align;
     tio_agg_settings_report(&shown, info);
     if (a->set.target == TIO_AGG_TARGET_NODE_LOCAL)
-        PMPI_Info_set(info, "tierio_agg_node_local_dir", a->data_dir);
+        PMPI_Info_set(info, "tierio_agg_node_local_dir", a->tgt.data_dir);
     if (a->placed) {
         set_list(info, "tierio_agg_aggregator_ranks", a, 1);
         set_list(info, "tierio_agg_aggregator_tiers", a, 0);
     }
-    snprintf(v, sizeof v, "%ld", a->calls);
+    snprintf(v, sizeof v, "%ld", a->stats.calls);
     PMPI_Info_set(info, "tierio_agg_collective_calls", v);
-    snprintf(v, sizeof v, "%ld", a->passed);
+    snprintf(v, sizeof v, "%ld", a->stats.passed);
     PMPI_Info_set(info, "tierio_agg_passed_calls", v);
-    snprintf(v, sizeof v, "%ld", a->independent);
+    snprintf(v, sizeof v, "%ld", a->stats.independent);
     PMPI_Info_set(info, "tierio_agg_independent_reads", v);
-    snprintf(v, sizeof v, "%ld", a->independent_writes);
+    snprintf(v, sizeof v, "%ld", a->stats.independent_writes);
     PMPI_Info_set(info, "tierio_agg_independent_writes", v);
     if (a->naccess > 0) { /* the last declared access: how its domains were cut, and how
                              many of its rounds move bytes between nodes */

@@ -99,30 +99,30 @@ static void release(struct tio_agg *a)
     free(a->gather_counts);
     free(a->gather_displs);
     free(a->gather_first);
-    if (a->have_manifest)
-        tio_agg_manifest_free(&a->manifest);
+    if (a->tgt.have_manifest)
+        tio_agg_manifest_free(&a->tgt.manifest);
     free(a->place.rank);
     free(a->place.tier);
     free(a->place.cost);
     tio_agg_checks_free(a);
-    if (a->vcomm != MPI_COMM_NULL)
-        PMPI_Comm_free(&a->vcomm);
-    free(a->node_granks);
-    free(a->node_first);
+    if (a->nr.vcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&a->nr.vcomm);
+    free(a->nr.node_granks);
+    free(a->nr.node_first);
     free(a->dom_node);
-    free(a->node_ndom);
-    free(a->span);
+    free(a->nr.node_ndom);
+    free(a->nr.span);
     free(a->node_of);
-    free(a->group_of);
-    free(a->gworld);
-    free(a->gnode_of);
-    free(a->file_of_group);
-    free(a->journal.ext);
-    free(a->xch);
-    if (a->gcomm != MPI_COMM_NULL && a->gcomm != a->icomm)
-        PMPI_Comm_free(&a->gcomm);
-    if (a->nodecomm != MPI_COMM_NULL)
-        PMPI_Comm_free(&a->nodecomm);
+    free(a->grp.group_of);
+    free(a->grp.gworld);
+    free(a->grp.gnode_of);
+    free(a->grp.file_of_group);
+    free(a->tgt.journal.ext);
+    free(a->tgt.xch);
+    if (a->grp.gcomm != MPI_COMM_NULL && a->grp.gcomm != a->icomm)
+        PMPI_Comm_free(&a->grp.gcomm);
+    if (a->nr.nodecomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&a->nr.nodecomm);
     if (a->tiers)
         tio_tiers_close(&a->tiers);
     if (a->icomm != MPI_COMM_NULL)
@@ -138,10 +138,10 @@ static struct tio_agg *new_handle(MPI_Comm comm, int amode)
     struct tio_agg *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
-    a->comm = a->icomm = a->gcomm = a->nodecomm = a->vcomm = MPI_COMM_NULL;
+    a->comm = a->icomm = a->grp.gcomm = a->nr.nodecomm = a->nr.vcomm = MPI_COMM_NULL;
     a->my_domain = -1;
     a->own_fd = -1;
-    a->node_regime = 1; /* until an access needs more */
+    a->nr.node_regime = 1; /* until an access needs more */
     PMPI_Comm_dup(comm, &a->comm);
     PMPI_Comm_dup(comm, &a->icomm);
     PMPI_Comm_set_errhandler(a->icomm, MPI_ERRORS_RETURN);
@@ -316,15 +316,15 @@ int tio_agg_do_sync(struct tio_agg *a, struct tio_err *err)
     tio_agg_settle(a, 1, err); /* every check under way */
     /* Subfiles, node-local: the groups' extents first, so that the writer has the whole
      * manifest while the aggregators make their data durable. */
-    if (a->set.target != TIO_AGG_TARGET_FILE && a->wrote)
+    if (a->set.target != TIO_AGG_TARGET_FILE && a->tgt.wrote)
         tio_agg_exchange(a, err);
     /* The last process writes it: with one aggregator per node (the lowest process) it is
      * not an aggregator when its node has two processes, so the manifest's fdatasync runs
      * beside the data's. */
-    if (a->set.target != TIO_AGG_TARGET_FILE && a->manifest.dirty && a->oflags != O_RDONLY) {
+    if (a->set.target != TIO_AGG_TARGET_FILE && a->tgt.manifest.dirty && a->oflags != O_RDONLY) {
         if (a->rank == a->size - 1 && err->cls == TIO_OK)
             tio_agg_save_manifest(a, err);
-        a->manifest.dirty = 0;
+        a->tgt.manifest.dirty = 0;
     }
     if (a->drv_open)
         a->drv.ops->sync(&a->drv, err);

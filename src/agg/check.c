@@ -35,16 +35,16 @@ struct tio_agg_check {
 
 int tio_agg_checks_alloc(struct tio_agg *a, struct tio_err *err)
 {
-    a->checks = calloc(TIO_AGG_CHECKS, sizeof *a->checks);
-    for (int i = 0; a->checks && i < TIO_AGG_CHECKS; i++)
-        if (!(a->checks[i].all = malloc(sizeof(int64_t) * 3 * (size_t)a->gsize)))
+    a->nr.checks = calloc(TIO_AGG_CHECKS, sizeof *a->nr.checks);
+    for (int i = 0; a->nr.checks && i < TIO_AGG_CHECKS; i++)
+        if (!(a->nr.checks[i].all = malloc(sizeof(int64_t) * 3 * (size_t)a->grp.gsize)))
             return tio_err_set(err, TIO_E_NOMEM, "aggregation: out of memory");
-    return a->checks ? TIO_OK : tio_err_set(err, TIO_E_NOMEM, "aggregation: out of memory");
+    return a->nr.checks ? TIO_OK : tio_err_set(err, TIO_E_NOMEM, "aggregation: out of memory");
 }
 
 static struct tio_agg_check *check_at(struct tio_agg *a, int i)
 {
-    return &a->checks[(a->check_head + i) % TIO_AGG_CHECKS];
+    return &a->nr.checks[(a->nr.check_head + i) % TIO_AGG_CHECKS];
 }
 
 static void conclude(struct tio_agg *a, struct tio_agg_check *c);
@@ -58,17 +58,17 @@ static void complete_oldest(struct tio_agg *a, struct tio_err *err)
                     c->id);
     else
         conclude(a, c);
-    a->check_head = (a->check_head + 1) % TIO_AGG_CHECKS;
-    a->nchecks--;
+    a->nr.check_head = (a->nr.check_head + 1) % TIO_AGG_CHECKS;
+    a->nr.nchecks--;
 }
 
 /* All records busy: the oldest completes first (everywhere at the same declaration). */
 void tio_agg_check_start(struct tio_agg *a, int id, int64_t count,
                          const struct tio_agg_piece *mine, size_t n, struct tio_err *err)
 {
-    if (a->nchecks == TIO_AGG_CHECKS)
+    if (a->nr.nchecks == TIO_AGG_CHECKS)
         complete_oldest(a, err);
-    struct tio_agg_check *c = check_at(a, a->nchecks);
+    struct tio_agg_check *c = check_at(a, a->nr.nchecks);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++)
         if (mine[i].len > 0) {
@@ -80,12 +80,12 @@ void tio_agg_check_start(struct tio_agg *a, int id, int64_t count,
     c->mine[0] = count;
     c->mine[1] = lo < hi ? lo : 0;
     c->mine[2] = lo < hi ? hi : 0;
-    if (PMPI_Iallgather(c->mine, 3, MPI_INT64_T, c->all, 3, MPI_INT64_T, a->vcomm, &c->req) !=
+    if (PMPI_Iallgather(c->mine, 3, MPI_INT64_T, c->all, 3, MPI_INT64_T, a->nr.vcomm, &c->req) !=
         MPI_SUCCESS) {
         tio_err_set(err, TIO_E_OTHER, "tio_agg_declare: MPI_Iallgather failed");
         return;
     }
-    a->nchecks++;
+    a->nr.nchecks++;
 }
 
 /* Access x's plan among all processes from every process's pieces (taken over; NULL
@@ -103,7 +103,7 @@ static void finish_plan(struct tio_agg *a, struct tio_agg_access *x,
     } else {
         free(pieces);
     }
-    tio_agree(a->gcomm, err, NULL, 0);
+    tio_agree(a->grp.gcomm, err, NULL, 0);
     tio_agg_access_free(x);
     if (err->cls == TIO_OK) {
         *x = nx;
@@ -132,7 +132,7 @@ static void plan_among_all(struct tio_agg *a, struct tio_agg_access *x, const in
     }
     struct tio_agg_piece *pieces = NULL;
     size_t n = 0;
-    tio_agg_gather_pieces(a->gcomm, a->gsize, first, total, (int)x->own_n, offs, lens, NULL,
+    tio_agg_gather_pieces(a->grp.gcomm, a->grp.gsize, first, total, (int)x->own_n, offs, lens, NULL,
                           &pieces, &n, a, &err);
     free(offs);
     free(lens);
@@ -146,7 +146,7 @@ static void fail_access(struct tio_agg *a, struct tio_agg_access *x, int id, int
     if (x->failed.cls == TIO_OK) {
         tio_agg_access_free(x);
         tio_err_set(&x->failed, TIO_E_ARG, "access %d: its declaration failed on rank %d", id,
-                    a->gworld[r]);
+                    a->grp.gworld[r]);
     }
     x->within_node = x->among_all = 1;
 }
@@ -166,10 +166,10 @@ static void plan_all_among_all(struct tio_agg *a)
         int64_t me[3] = {x->failed.cls != TIO_OK ? -1 : (int64_t)x->own_n,
                          x->own_n > 0 ? own->off : 0, x->own_n > 0 ? own->len : 0},
                 *first = a->gather_first;
-        PMPI_Allgather(me, 3, MPI_INT64_T, first, 3, MPI_INT64_T, a->gcomm);
+        PMPI_Allgather(me, 3, MPI_INT64_T, first, 3, MPI_INT64_T, a->grp.gcomm);
         int failed = -1;
         long long total = 0;
-        for (int r = 0; r < a->gsize; r++) {
+        for (int r = 0; r < a->grp.gsize; r++) {
             if (first[3 * r] < 0 && failed < 0)
                 failed = r;
             total += first[3 * r] > 0 ? first[3 * r] : 0;
@@ -190,11 +190,11 @@ static void conclude(struct tio_agg *a, struct tio_agg_check *c)
     struct tio_agg_access *x = &a->access[c->id];
     const int64_t *all = c->all;
     int failed = -1;
-    tio_agg_spans_of(NULL, 0, a->gnode_of, a->span, a->gnnodes);
-    for (int r = 0; r < a->gsize; r++) {
+    tio_agg_spans_of(NULL, 0, a->grp.gnode_of, a->nr.span, a->grp.gnnodes);
+    for (int r = 0; r < a->grp.gsize; r++) {
         if (all[3 * r] < 0 && failed < 0)
             failed = r;
-        tio_agg_span_add(a->span, a->gnode_of[r], all[3 * r + 1], all[3 * r + 2]);
+        tio_agg_span_add(a->nr.span, a->grp.gnode_of[r], all[3 * r + 1], all[3 * r + 2]);
     }
     if (failed >= 0) { /* everywhere alike */
         fail_access(a, x, c->id, failed);
@@ -204,21 +204,21 @@ static void conclude(struct tio_agg *a, struct tio_agg_check *c)
     /* Nodes' data interleave: plans among all from now on (this access's too, with its
      * domains balanced or following the data). Already so when the regime ended before. */
     if (!x->among_all && !tio_agg_spans_apart_here(a)) {
-        a->node_regime = 0;
+        a->nr.node_regime = 0;
         plan_all_among_all(a);
     }
 }
 
 int tio_agg_settle(struct tio_agg *a, int all, struct tio_err *err)
 {
-    while (a->nchecks > 0 && (all || check_at(a, 0)->calls > 0))
+    while (a->nr.nchecks > 0 && (all || check_at(a, 0)->calls > 0))
         complete_oldest(a, err);
     return err->cls;
 }
 
 void tio_agg_note_call(struct tio_agg *a, int id, int writing, const struct tio_err *err)
 {
-    for (int i = 0; i < a->nchecks; i++)
+    for (int i = 0; i < a->nr.nchecks; i++)
         check_at(a, i)->calls++;
     if (err->cls != TIO_OK && a->late.cls == TIO_OK)
         a->late = *err;
@@ -228,12 +228,12 @@ void tio_agg_note_call(struct tio_agg *a, int id, int writing, const struct tio_
 
 void tio_agg_checks_free(struct tio_agg *a)
 {
-    if (!a->checks)
+    if (!a->nr.checks)
         return;
     struct tio_err ignore = {0};
     tio_agg_settle(a, 1, &ignore);
     for (int i = 0; i < TIO_AGG_CHECKS; i++)
-        free(a->checks[i].all);
-    free(a->checks);
-    a->checks = NULL;
+        free(a->nr.checks[i].all);
+    free(a->nr.checks);
+    a->nr.checks = NULL;
 }

@@ -18,7 +18,7 @@
 
 int tio_agg_node_declarations(const struct tio_agg *a)
 {
-    return a->node_regime && a->all_nodes_aggregate && a->checks &&
+    return a->nr.node_regime && a->nr.all_nodes_aggregate && a->nr.checks &&
            tio_agg_by_node_possible(a);
 }
 
@@ -54,7 +54,7 @@ int tio_agg_declare_node(struct tio_agg *a, int count, const MPI_Offset offsets[
     }
     int64_t mem = 0;
     for (int i = 0; i < count; i++) {
-        own[i] = (struct tio_agg_piece){offsets[i], sizes[i], mem, a->grank};
+        own[i] = (struct tio_agg_piece){offsets[i], sizes[i], mem, a->grp.grank};
         mem += sizes[i];
     }
     /* Its own pieces only, until the first call gathers the node's (tio_agg_node_meet). */
@@ -75,16 +75,16 @@ int tio_agg_declare_node(struct tio_agg *a, int count, const MPI_Offset offsets[
  * several aggregators). */
 static int64_t lane_size(const struct tio_agg *a, int *dom)
 {
-    int node = a->gnode_of[a->grank];
+    int node = a->grp.gnode_of[a->grp.grank];
     *dom = -1;
-    if (a->node_ndom[node] != 1)
+    if (a->nr.node_ndom[node] != 1)
         return 0;
     for (int d = 0; d < a->place.ndomains; d++)
         if (a->dom_node[d] == node)
             *dom = d;
     if (*dom != a->my_domain && (!a->bufs.peer || !a->bufs.peer[*dom]))
         return 0;
-    return a->bufs.slot_size / a->nsize / 64 * 64;
+    return a->bufs.slot_size / a->nr.nsize / 64 * 64;
 }
 
 int tio_agg_lane_fill(struct tio_agg *a, const struct tio_agg_access *x, const void *buf,
@@ -96,7 +96,7 @@ int tio_agg_lane_fill(struct tio_agg *a, const struct tio_agg_access *x, const v
         x->mine > lane)
         return 0;
     if (dom != a->my_domain && x->mine > 0) { /* the aggregator writes from its own buffer */
-        memcpy(a->bufs.peer[dom] + (int64_t)a->node_rank * lane, buf, (size_t)x->mine);
+        memcpy(a->bufs.peer[dom] + (int64_t)a->nr.node_rank * lane, buf, (size_t)x->mine);
         PMPI_Win_sync(a->bufs.swin);
     }
     return 1;
@@ -106,12 +106,12 @@ void tio_agg_lanes_write(struct tio_agg *a, const void *buf, struct tio_err *err
 {
     int dom;
     int64_t lane = lane_size(a, &dom);
-    const int64_t *m = a->node_first;
+    const int64_t *m = a->nr.node_first;
     PMPI_Win_sync(a->bufs.swin); /* see what the node's processes copied */
-    for (int k = 0; k < a->nsize && err->cls == TIO_OK; k++) {
+    for (int k = 0; k < a->nr.nsize && err->cls == TIO_OK; k++) {
         if (m[MEET * k + 2] != 1 || m[MEET * k + 4] == 0)
             continue;
-        const char *src = k == a->node_rank ? buf : a->bufs.mine + (int64_t)k * lane;
+        const char *src = k == a->nr.node_rank ? buf : a->bufs.mine + (int64_t)k * lane;
         a->drv.ops->write(&a->drv, src, m[MEET * k + 3], m[MEET * k + 4], err);
     }
 }
@@ -121,10 +121,10 @@ void tio_agg_lanes_write(struct tio_agg *a, const void *buf, struct tio_err *err
  * error goes with the call's next synchronisation. */
 static void exchange(struct tio_agg *a, struct tio_agg_access *x, struct tio_err *err)
 {
-    const int64_t *m = a->node_first;
+    const int64_t *m = a->nr.node_first;
     int64_t *first = a->gather_first;
     long long total = 0;
-    for (int k = 0; k < a->nsize; k++) {
+    for (int k = 0; k < a->nr.nsize; k++) {
         first[3 * k] = m[MEET * k + 2];
         first[3 * k + 1] = m[MEET * k + 3];
         first[3 * k + 2] = m[MEET * k + 4];
@@ -140,8 +140,8 @@ static void exchange(struct tio_agg *a, struct tio_agg_access *x, struct tio_err
     }
     struct tio_agg_piece *pieces = NULL;
     size_t n = 0;
-    tio_agg_gather_pieces(a->nodecomm, a->nsize, first, total, (int)x->own_n, offs, lens,
-                          a->node_granks, &pieces, &n, a, err);
+    tio_agg_gather_pieces(a->nr.nodecomm, a->nr.nsize, first, total, (int)x->own_n, offs, lens,
+                          a->nr.node_granks, &pieces, &n, a, err);
     free(offs);
     free(lens);
     struct tio_agg_access nx;
@@ -168,23 +168,23 @@ int tio_agg_node_meet(struct tio_agg *a, struct tio_agg_access *x, int id, int l
     int64_t me[MEET] = {id, err->cls != TIO_OK, x->exchanged ? -2 : (int64_t)x->own_n,
                         x->own_n > 0 ? x->gpieces[0].off : 0,
                         x->own_n > 0 ? x->gpieces[0].len : 0, lane};
-    int64_t *m = a->node_first;
-    PMPI_Allgather(me, MEET, MPI_INT64_T, m, MEET, MPI_INT64_T, a->nodecomm);
+    int64_t *m = a->nr.node_first;
+    PMPI_Allgather(me, MEET, MPI_INT64_T, m, MEET, MPI_INT64_T, a->nr.nodecomm);
     int failed = -1, differ = 0, all = 1;
-    for (int k = 0; k < a->nsize; k++) {
+    for (int k = 0; k < a->nr.nsize; k++) {
         if (m[MEET * k + 1] && failed < 0)
             failed = k;
         differ |= m[MEET * k] != id || (m[MEET * k + 2] == -2) != (me[2] == -2);
         all &= m[MEET * k + 5] == 1 && m[MEET * k + 2] >= 0 && m[MEET * k + 2] <= 1;
     }
     if (failed >= 0) /* the lowest failing process's error, everywhere on the node */
-        return tio_share_error(a->nodecomm, failed, err) != TIO_OK;
+        return tio_share_error(a->nr.nodecomm, failed, err) != TIO_OK;
     if (differ)
         return tio_err_set(err, TIO_E_ARG, "the processes pass different accesses (ids %d "
                            "and others); every process passes the same", id) != TIO_OK;
     /* Lanes when everybody's data is in one (one piece each at most), none overlapping. */
-    for (int k = 0; all && k < a->nsize; k++)
-        for (int j = k + 1; all && j < a->nsize; j++) {
+    for (int k = 0; all && k < a->nr.nsize; k++)
+        for (int j = k + 1; all && j < a->nr.nsize; j++) {
             int64_t ko = m[MEET * k + 3], kl = m[MEET * k + 4], jo = m[MEET * j + 3],
                     jl = m[MEET * j + 4];
             all = !(kl > 0 && jl > 0 && ko < jo + jl && jo < ko + kl);

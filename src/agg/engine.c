@@ -117,7 +117,7 @@ static int sync_on(MPI_Comm comm, int id, struct tio_err *err)
  * still meet at the same synchronisations. */
 int tio_agg_node_level(const struct tio_agg *a)
 {
-    return a->node_regime && tio_agg_by_node_possible(a);
+    return a->nr.node_regime && tio_agg_by_node_possible(a);
 }
 
 /* Whether the synchronisation after round r must include every process: some byte of the
@@ -144,13 +144,13 @@ static int round_sync(struct tio_agg *a, struct tio_agg_access *x, int id, int r
 {
     if (meet) /* the call's first synchronisation in the node regime */
         return *agreed = tio_agg_node_meet(a, x, id, 0, NULL, err);
-    if (a->nodecomm != MPI_COMM_NULL && sync_on(a->nodecomm, id, err)) {
+    if (a->nr.nodecomm != MPI_COMM_NULL && sync_on(a->nr.nodecomm, id, err)) {
         *agreed = tio_agg_node_level(a);
         return 1;
     }
     if (!global_round(a, x, r, other))
         return 0;
-    return *agreed = sync_on(a->gcomm, id, err);
+    return *agreed = sync_on(a->grp.gcomm, id, err);
 }
 
 /* The end of a call: among all processes (unless a stop was agreed among all already),
@@ -159,7 +159,7 @@ static int round_sync(struct tio_agg *a, struct tio_agg_access *x, int id, int r
 static int finish(struct tio_agg *a, int id, int agreed, struct tio_err *err)
 {
     if (!agreed)
-        sync_on(tio_agg_node_level(a) ? a->nodecomm : a->gcomm, id, err);
+        sync_on(tio_agg_node_level(a) ? a->nr.nodecomm : a->grp.gcomm, id, err);
     return err->cls;
 }
 
@@ -235,8 +235,8 @@ int tio_agg_run_read_own(struct tio_agg *a, struct tio_agg_access *x, int id, vo
         tio_agg_node_meet(a, x, id, 0, NULL, err);
         return err->cls;
     }
-    if (a->nodecomm != MPI_COMM_NULL && !tio_agg_node_level(a))
-        sync_on(a->nodecomm, id, err); /* a stop here reaches everybody through finish */
+    if (a->nr.nodecomm != MPI_COMM_NULL && !tio_agg_node_level(a))
+        sync_on(a->nr.nodecomm, id, err); /* a stop here reaches everybody through finish */
     return finish(a, id, 0, err);
 }
 

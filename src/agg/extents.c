@@ -11,15 +11,15 @@
  * the other groups will learn it from. */
 int tio_agg_place_extents(struct tio_agg *a, const struct tio_agg_plan *p, struct tio_err *err)
 {
-    struct tio_agg_journal *j = &a->journal;
-    int file = a->file_of_group[a->group];
+    struct tio_agg_journal *j = &a->tgt.journal;
+    int file = a->grp.file_of_group[a->grp.group];
     for (size_t r = 0; r < p->nruns && err->cls == TIO_OK; r++) {
         int64_t at, lo = p->runs[r].lo, hi = p->runs[r].hi;
-        int was = a->manifest.dirty;
-        a->manifest.dirty = 0;
-        int rc = tio_agg_manifest_place(&a->manifest, lo, hi, file, &at, err);
-        int changed = a->manifest.dirty;
-        a->manifest.dirty |= was;
+        int was = a->tgt.manifest.dirty;
+        a->tgt.manifest.dirty = 0;
+        int rc = tio_agg_manifest_place(&a->tgt.manifest, lo, hi, file, &at, err);
+        int changed = a->tgt.manifest.dirty;
+        a->tgt.manifest.dirty |= was;
         if (rc)
             break;
         if (!changed) /* rewritten in place: nothing new to tell */
@@ -55,7 +55,7 @@ static int apply_all(struct tio_agg *a, const int64_t *v, long long n, struct ti
 {
     for (long long i = 0; i < n && err->cls == TIO_OK; i++) {
         struct tio_agg_extent e = {v[4 * i], v[4 * i + 1], (int)v[4 * i + 2], v[4 * i + 3]};
-        tio_agg_manifest_apply(&a->manifest, &e, err);
+        tio_agg_manifest_apply(&a->tgt.manifest, &e, err);
     }
     return err->cls;
 }
@@ -64,31 +64,31 @@ int tio_agg_exchange(struct tio_agg *a, struct tio_err *err)
 {
     /* Each group's first process speaks for the group (all of its processes placed the
      * same extents). Usually one gather of a small fixed block per process does it. */
-    if (!a->xch && !(a->xch = malloc(sizeof *a->xch * XCH_BLOCK * (size_t)a->size)))
+    if (!a->tgt.xch && !(a->tgt.xch = malloc(sizeof *a->tgt.xch * XCH_BLOCK * (size_t)a->size)))
         return tio_err_set(err, TIO_E_NOMEM, "aggregation manifest: out of memory");
     int64_t mine[XCH_BLOCK] = {0};
-    size_t n = a->grank == 0 ? a->journal.n : 0;
+    size_t n = a->grp.grank == 0 ? a->tgt.journal.n : 0;
     mine[0] = (int64_t)n;
     for (size_t i = 0; i < n && i < XCH_FEW; i++)
-        pack(&a->journal.ext[i], mine + 1 + 4 * i);
-    PMPI_Allgather(mine, XCH_BLOCK, MPI_INT64_T, a->xch, XCH_BLOCK, MPI_INT64_T, a->icomm);
-    a->journal.n = 0;
-    a->wrote = 0;
+        pack(&a->tgt.journal.ext[i], mine + 1 + 4 * i);
+    PMPI_Allgather(mine, XCH_BLOCK, MPI_INT64_T, a->tgt.xch, XCH_BLOCK, MPI_INT64_T, a->icomm);
+    a->tgt.journal.n = 0;
+    a->tgt.wrote = 0;
     long long total = 0;
     int many = 0;
     for (int r = 0; r < a->size; r++) {
-        total += a->xch[r * XCH_BLOCK];
-        many |= a->xch[r * XCH_BLOCK] > XCH_FEW;
+        total += a->tgt.xch[r * XCH_BLOCK];
+        many |= a->tgt.xch[r * XCH_BLOCK] > XCH_FEW;
     }
     /* In group order (ranks), so that every process builds the same manifest. */
     if (!many) {
         for (int r = 0; r < a->size && err->cls == TIO_OK; r++)
-            apply_all(a, a->xch + r * XCH_BLOCK + 1, a->xch[r * XCH_BLOCK], err);
+            apply_all(a, a->tgt.xch + r * XCH_BLOCK + 1, a->tgt.xch[r * XCH_BLOCK], err);
         return err->cls;
     }
     int *counts = a->gather_counts, *displs = a->gather_displs;
     for (int r = 0, at = 0; r < a->size; r++) {
-        counts[r] = 4 * (int)a->xch[r * XCH_BLOCK];
+        counts[r] = 4 * (int)a->tgt.xch[r * XCH_BLOCK];
         displs[r] = at;
         at += counts[r];
     }
@@ -103,7 +103,7 @@ int tio_agg_exchange(struct tio_agg *a, struct tio_err *err)
         return err->cls;
     }
     for (size_t i = 0; i < n; i++)
-        pack(&a->journal.ext[i], my + 4 * i);
+        pack(&a->tgt.journal.ext[i], my + 4 * i);
     PMPI_Allgatherv(my, (int)(4 * n), MPI_INT64_T, all, counts, displs, MPI_INT64_T, a->icomm);
     apply_all(a, all, total, err);
     free(all);

@@ -58,7 +58,63 @@ struct tio_agg_journal {
     struct tio_agg_extent *ext;
 };
 
+/* The parts of a handle, by concern. */
+
+/* The group this process aggregates in: everybody for the target `file`; for subfiles and
+ * node-local storage, the processes of the nodes sharing one data file. Each group has its
+ * own aggregators, buffers and synchronisations; groups meet at tio_agg_sync and close,
+ * and before reading what was written (targets.c). */
+struct tio_agg_group {
+    MPI_Comm gcomm;                   /* icomm, or the group's (errors return) */
+    int grank, gsize;
+    int group, ngroups;
+    int *group_of;                    /* rank -> group */
+    int *gworld;                      /* group rank -> rank */
+    int gnnodes;
+    int *gnode_of;                    /* group rank -> node index within the group */
+    int *file_of_group;               /* group -> data file index of the manifest */
+};
+
+/* The node regime (engine.c, declare_node.c, check.c): while every access keeps each
+ * node's bytes on it, calls synchronise within nodes, and declarations are the node's,
+ * checked among all in the background. */
+struct tio_agg_node_regime {
+    MPI_Comm nodecomm;                /* this node's processes of the group (gnode_of):
+                                         the DRAM buffers' shared memory, and the rounds
+                                         that move nothing between nodes synchronise here */
+    int *node_ndom;                   /* node -> how many domains' aggregators it has */
+    struct tio_agg_run *span;         /* 2 x gnnodes: the nodes' spans, and a scratch */
+    int node_regime;                  /* calls synchronise within nodes only: every access
+                                         keeps each node's bytes on it */
+    int all_nodes_aggregate;          /* every node of the group has an aggregator */
+    int nsize, node_rank;             /* processes in nodecomm, this one's rank there; */
+    int *node_granks;
+    int64_t *node_first;              /* a node-regime call's first meeting: TIO_AGG_MEET
+                                         per process of the node */
+    MPI_Comm vcomm;                   /* dup of gcomm for the declarations' checks */
+    struct tio_agg_check *checks;     /* TIO_AGG_CHECKS records, a ring: */
+    int check_head, nchecks;          /* the oldest check under way, and how many */
+};
+
+/* Subfiles and node-local targets: where the data is (targets.c, extents.c). */
+struct tio_agg_target_state {
+    struct tio_agg_manifest manifest;
+    int have_manifest;
+    struct tio_agg_journal journal;   /* this group's new extents */
+    int wrote;                        /* written since the groups last exchanged */
+    int64_t *xch;                     /* the exchange's gather buffer */
+    char data_dir[PATH_MAX];          /* where this process's data files are */
+};
+
+/* What tio_agg_get_info reports of the calls made. */
+struct tio_agg_stats {
+    long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
+    long independent;                 /* reads each process made itself (read=auto) */
+    long independent_writes;          /* ... and writes */
+};
+
 struct tio_agg {
+    /* The handle: communicators, file, settings, tiers, nodes (agg_open.c). */
     MPI_Comm comm;                    /* dup of the caller's: its error handler reports */
     MPI_Comm icomm;                   /* dup with MPI_ERRORS_RETURN for the calls inside */
     int rank, size;
@@ -68,41 +124,15 @@ struct tio_agg {
     const struct tio_agg_strategy *strategy;
     tio_tiers_t tiers;
     int nnodes;
-    int *node_of;                     /* rank -> node index */
+    int *node_of;                     /* rank -> node index (util/node.h) */
     int64_t align;                    /* domain alignment in effect */
 
-    /* The group this process aggregates in: everybody for the target `file`; for
-     * subfiles and node-local storage, the processes of the nodes sharing one data file.
-     * Each group has its own aggregators, buffers and synchronisations; groups meet at
-     * tio_agg_sync and close, and before reading what was written. */
-    MPI_Comm gcomm;                   /* icomm, or the group's (errors return) */
-    int grank, gsize;
-    int group, ngroups;
-    int *group_of;                    /* rank -> group */
-    int *gworld;                      /* group rank -> rank */
-    int gnnodes;
-    int *gnode_of;                    /* group rank -> node index within the group */
-    int *file_of_group;               /* group -> data file index of the manifest */
+    struct tio_agg_group grp;
 
-    /* The placement in this group: aggregator and tier of every domain. */
+    /* The placement in this group: aggregator and tier of every domain (place.c). */
     int placed;
     struct tio_agg_placement place;   /* ranks are group ranks */
     int *dom_node;                    /* domain -> node of its aggregator (gnode_of) */
-    MPI_Comm nodecomm;                /* this node's processes of the group (gnode_of):
-                                         the DRAM buffers' shared memory, and the rounds
-                                         that move nothing between nodes synchronise here */
-    int *node_ndom;                   /* node -> how many domains' aggregators it has */
-    struct tio_agg_run *span;         /* 2 x gnnodes: the nodes' spans, and a scratch */
-    int node_regime;                  /* calls synchronise within nodes only (engine.c):
-                                         every access keeps each node's bytes on it */
-    int all_nodes_aggregate;          /* every node of the group has an aggregator */
-    int nsize, node_rank;             /* processes in nodecomm, this one's rank there; */
-    int *node_granks;
-    int64_t *node_first;              /* a node-regime call's first meeting: TIO_AGG_MEET
-                                         per process of the node */
-    MPI_Comm vcomm;                   /* dup of gcomm for the declarations' checks */
-    struct tio_agg_check *checks;     /* TIO_AGG_CHECKS records, a ring: */
-    int check_head, nchecks;          /* the oldest check under way, and how many */
     int my_domain;                    /* -1 when this process does not aggregate */
     struct tio_agg_buffers bufs;
     struct tio_agg_io *io;            /* aggregators: the I/O thread */
@@ -111,16 +141,15 @@ struct tio_agg {
     int own_fd;                       /* the shared file, opened at the first read this
                                          process makes itself (-1 before) */
 
-    /* subfiles / node-local */
-    struct tio_agg_manifest manifest;
-    int have_manifest;
-    struct tio_agg_journal journal;   /* this group's new extents */
-    int wrote;                        /* written since the groups last exchanged */
-    int64_t *xch;                     /* the exchange's gather buffer */
-    char data_dir[PATH_MAX];          /* where this process's data files are */
+    struct tio_agg_node_regime nr;
+    struct tio_agg_target_state tgt;
 
+    /* The declared accesses (agg_access.c). */
     int naccess, cap_access;
     struct tio_agg_access *access;
+    int *gather_counts, *gather_displs; /* declarations: per process */
+    int64_t *gather_first;            /* ... 3 per process: count, first piece */
+
     /* The MPI-IO route's state between calls: defined, made and used by mpiio.c only;
      * freed with the handle through route_free. NULL for tio_agg_open's handles. */
     struct tio_agg_route *route;
@@ -132,11 +161,7 @@ struct tio_agg {
     struct tio_err late;
     uint64_t call_hash;
 
-    long calls, passed;               /* accesses served; MPI-IO route: passed to MPI */
-    long independent;                 /* reads each process made itself (read=auto) */
-    long independent_writes;          /* ... and writes */
-    int *gather_counts, *gather_displs; /* declarations: per process */
-    int64_t *gather_first;            /* ... 3 per process: count, first piece */
+    struct tio_agg_stats stats;
 };
 
 /* targets.c: the groups (collective over icomm), this process's data directory, the
@@ -175,7 +200,7 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
  * (placed, the target file, domains that follow the data, alignment of at most a page):
  * the access may have domains by node. Allocates nothing: the same on every process. */
 int tio_agg_apart(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t n);
-/* The same for the nodes' spans already in a->span (tio_agg_spans_of / tio_agg_span_add). */
+/* The same for the nodes' spans already in a->nr.span (tio_agg_spans_of / tio_agg_span_add). */
 int tio_agg_spans_apart_here(struct tio_agg *a);
 int tio_agg_by_node_possible(const struct tio_agg *a);
 /* The node regime is in effect (engine.c). */

@@ -353,7 +353,7 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
     }
     /* The node regime for this call or not. (Leaving it: every process is past its
      * previous call, which touched only its node's slots: the allgather above.) */
-    a->node_regime = s->by_node;
+    a->nr.node_regime = s->by_node;
     /* A process whose plan failed works on nothing: the first round's synchronisation
      * carries its error to everybody (to its node's processes in the node regime). */
     struct tio_agg_access *x = s->have_scratch ? &s->scratch : &route_nothing;
@@ -364,7 +364,7 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
         *rc = raise_file(fh, &err);
         return -1;
     }
-    a->calls++;
+    a->stats.calls++;
     if (!explicit_offset)
         PMPI_File_seek(fh, pos + (MPI_Offset)x->mine / esize, MPI_SEEK_SET);
     if (status != MPI_STATUS_IGNORE)
@@ -379,13 +379,13 @@ int tio_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int c
     struct tio_agg *a = find(fh);
     int rc, how = a ? route(a, fh, 1, 1, offset, (void *)buf, count, datatype, status, &rc) : 0;
     if (how == 2) {
-        a->independent_writes++;
+        a->stats.independent_writes++;
         return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
     }
     if (how)
         return rc;
     if (a)
-        a->passed++;
+        a->stats.passed++;
     return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
 }
 
@@ -395,13 +395,13 @@ int tio_file_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
     struct tio_agg *a = find(fh);
     int rc, how = a ? route(a, fh, 0, 1, offset, buf, count, datatype, status, &rc) : 0;
     if (how == 2) {
-        a->independent++;
+        a->stats.independent++;
         return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
     }
     if (how)
         return rc;
     if (a)
-        a->passed++;
+        a->stats.passed++;
     return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
 }
 
@@ -411,13 +411,13 @@ int tio_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dat
     struct tio_agg *a = find(fh);
     int rc, how = a ? route(a, fh, 1, 0, 0, (void *)buf, count, datatype, status, &rc) : 0;
     if (how == 2) {
-        a->independent_writes++;
+        a->stats.independent_writes++;
         return PMPI_File_write(fh, buf, count, datatype, status);
     }
     if (how)
         return rc;
     if (a)
-        a->passed++;
+        a->stats.passed++;
     return PMPI_File_write_all(fh, buf, count, datatype, status);
 }
 
@@ -427,12 +427,12 @@ int tio_file_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
     struct tio_agg *a = find(fh);
     int rc, how = a ? route(a, fh, 0, 0, 0, buf, count, datatype, status, &rc) : 0;
     if (how == 2) {
-        a->independent++;
+        a->stats.independent++;
         return PMPI_File_read(fh, buf, count, datatype, status);
     }
     if (how)
         return rc;
     if (a)
-        a->passed++;
+        a->stats.passed++;
     return PMPI_File_read_all(fh, buf, count, datatype, status);
 }

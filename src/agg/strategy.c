@@ -28,25 +28,25 @@ const char *tio_agg_strategy_names(void)
 int tio_agg_pick_per_node(const struct tio_agg *a, int ndomains, int *ranks,
                           struct tio_err *err)
 {
-    int n = a->gnnodes;
+    int n = a->grp.gnnodes;
     /* How many processes each node has, and which are already picked. */
     int *count = calloc((size_t)n, sizeof *count), *used = calloc((size_t)n, sizeof *used);
-    char *picked = calloc((size_t)a->gsize, 1);
+    char *picked = calloc((size_t)a->grp.gsize, 1);
     if (!count || !used || !picked) {
         free(count);
         free(used);
         free(picked);
         return tio_err_set(err, TIO_E_NOMEM, "aggregator placement: out of memory");
     }
-    for (int r = 0; r < a->gsize; r++)
-        count[a->gnode_of[r]]++;
+    for (int r = 0; r < a->grp.gsize; r++)
+        count[a->grp.gnode_of[r]]++;
     int k = 0;
     if (ndomains <= n) {
         /* Nodes spread evenly, the lowest process of each (ROMIO's default). */
         for (int i = 0; i < ndomains; i++) {
             int node = (int)((long long)i * n / ndomains);
-            for (int r = 0; r < a->gsize; r++)
-                if (a->gnode_of[r] == node) {
+            for (int r = 0; r < a->grp.gsize; r++)
+                if (a->grp.gnode_of[r] == node) {
                     picked[r] = 1;
                     break;
                 }
@@ -59,8 +59,8 @@ int tio_agg_pick_per_node(const struct tio_agg *a, int ndomains, int *ranks,
                 if (used[node] == count[node])
                     continue;
                 int seen = 0;
-                for (int r = 0; r < a->gsize; r++)
-                    if (a->gnode_of[r] == node && seen++ == used[node]) {
+                for (int r = 0; r < a->grp.gsize; r++)
+                    if (a->grp.gnode_of[r] == node && seen++ == used[node]) {
                         picked[r] = 1;
                         break;
                     }
@@ -76,14 +76,14 @@ int tio_agg_pick_per_node(const struct tio_agg *a, int ndomains, int *ranks,
      * consecutive nodes hold consecutive bytes. */
     k = 0;
     for (int node = 0; node < n; node++)
-        for (int r = 0; r < a->gsize; r++)
-            if (picked[r] && a->gnode_of[r] == node)
+        for (int r = 0; r < a->grp.gsize; r++)
+            if (picked[r] && a->grp.gnode_of[r] == node)
                 ranks[k++] = r;
     free(count);
     free(used);
     free(picked);
     if (k != ndomains)
         return tio_err_set(err, TIO_E_ARG, "aggregator placement: %d aggregators asked, %d "
-                           "processes", ndomains, a->gsize);
+                           "processes", ndomains, a->grp.gsize);
     return TIO_OK;
 }

@@ -10,8 +10,8 @@
 
 static int default_domains(const struct tio_agg *a)
 {
-    int n = a->set.aggregators ? a->set.aggregators : a->gnnodes;
-    return n < a->gsize ? n : a->gsize;
+    int n = a->set.aggregators ? a->set.aggregators : a->grp.gnnodes;
+    return n < a->grp.gsize ? n : a->grp.gsize;
 }
 
 static int default_place(struct tio_agg *a, const struct tio_agg_plan *plan,

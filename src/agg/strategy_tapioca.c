@@ -30,8 +30,8 @@ struct cand_tier {
 
 static int tapioca_domains(const struct tio_agg *a)
 {
-    int n = a->set.aggregators ? a->set.aggregators : a->gnnodes;
-    return n < a->gsize ? n : a->gsize;
+    int n = a->set.aggregators ? a->set.aggregators : a->grp.gnnodes;
+    return n < a->grp.gsize ? n : a->grp.gsize;
 }
 
 /* omega[d * size + i]: bytes process i (of the group) sends to domain d. */
@@ -45,7 +45,7 @@ static void volumes(const struct tio_agg *a, const struct tio_agg_plan *plan,
             int64_t a0 = plan->dom_lo[d] > lo ? plan->dom_lo[d] : lo;
             int64_t b0 = plan->dom_hi[d] < hi ? plan->dom_hi[d] : hi;
             if (b0 > a0)
-                omega[(size_t)d * (size_t)a->gsize + (size_t)pieces[k].rank] +=
+                omega[(size_t)d * (size_t)a->grp.gsize + (size_t)pieces[k].rank] +=
                     (unsigned long long)(b0 - a0);
         }
     }
@@ -77,12 +77,12 @@ static void target_figures(const struct tio_agg *a, double *lat, double *bw)
 static int evaluate(struct tio_agg *a, const unsigned long long *omega, int nd,
                     struct cand_tier *ct, int *nct, double *cost, struct tio_err *err)
 {
-    int ntiers = 0, leader = a->gworld[a->grank]; /* ranks of the tiers handle */
+    int ntiers = 0, leader = a->grp.gworld[a->grp.grank]; /* ranks of the tiers handle */
     tio_tiers_count(a->tiers, &ntiers);
     double lat = 0, bw = 0, tlat, tbw;
     tio_net_latency(a->tiers, TIO_NET_INTER_NODE, &lat);
     tio_net_bandwidth(a->tiers, TIO_NET_INTER_NODE, &bw);
-    if (a->gnnodes == 1) { /* no network between producers: the node's own figures */
+    if (a->grp.gnnodes == 1) { /* no network between producers: the node's own figures */
         double l1 = 0, b1 = 0;
         tio_net_latency(a->tiers, TIO_NET_INTRA_NODE, &l1);
         tio_net_bandwidth(a->tiers, TIO_NET_INTRA_NODE, &b1);
@@ -92,8 +92,8 @@ static int evaluate(struct tio_agg *a, const unsigned long long *omega, int nd,
     target_figures(a, &tlat, &tbw);
     int io_hops = 0;
     tio_net_distance_to_io(a->tiers, leader, &io_hops);
-    unsigned long long *bytes = malloc(sizeof *bytes * (size_t)a->gsize);
-    int *hops = malloc(sizeof *hops * (size_t)a->gsize);
+    unsigned long long *bytes = malloc(sizeof *bytes * (size_t)a->grp.gsize);
+    int *hops = malloc(sizeof *hops * (size_t)a->grp.gsize);
     if (!bytes || !hops) {
         free(bytes);
         free(hops);
@@ -104,8 +104,8 @@ static int evaluate(struct tio_agg *a, const unsigned long long *omega, int nd,
     unsigned long long most = 0, sum;
     for (int d = 0; d < nd; d++) {
         sum = 0;
-        for (int i = 0; i < a->gsize; i++)
-            sum += omega[(size_t)d * (size_t)a->gsize + (size_t)i];
+        for (int i = 0; i < a->grp.gsize; i++)
+            sum += omega[(size_t)d * (size_t)a->grp.gsize + (size_t)i];
         if (sum > most)
             most = sum, biggest = d;
     }
@@ -123,12 +123,12 @@ static int evaluate(struct tio_agg *a, const unsigned long long *omega, int nd,
         ct[c].available = info.available;
         for (int d = 0; d < nd; d++) {
             int np = 0;
-            for (int i = 0; i < a->gsize; i++) {
-                unsigned long long w = omega[(size_t)d * (size_t)a->gsize + (size_t)i];
+            for (int i = 0; i < a->grp.gsize; i++) {
+                unsigned long long w = omega[(size_t)d * (size_t)a->grp.gsize + (size_t)i];
                 if (!w)
                     continue;
                 bytes[np] = w;
-                tio_net_distance(a->tiers, a->gworld[i], leader, &hops[np]);
+                tio_net_distance(a->tiers, a->grp.gworld[i], leader, &hops[np]);
                 np++;
             }
             struct tio_cost_input in = {
@@ -181,19 +181,19 @@ static void cheapest_holder(const struct tio_agg *a, const char *all, size_t blo
                             const unsigned long long *left, const int *used, int nd, int d,
                             unsigned long long need, int *best_r, int *best_t, double *best)
 {
-    int size = a->gsize;
+    int size = a->grp.gsize;
     *best_r = *best_t = -1;
     *best = INFINITY;
     for (int r = 0; r < size; r++) {
         const char *blk = all + block * (size_t)r;
         int nct = *(const int *)blk;
         const double *cost = (const double *)(blk + HDR + MAXT * sizeof(struct cand_tier));
-        int node = a->gnode_of[r], count = 0;
+        int node = a->grp.gnode_of[r], count = 0;
         for (int q = 0; q < size; q++)
-            count += a->gnode_of[q] == node;
+            count += a->grp.gnode_of[q] == node;
         /* Aggregators spread over the nodes (their network links and memory are not
          * in the model): at most an even share per node. */
-        int share = (nd + a->gnnodes - 1) / a->gnnodes;
+        int share = (nd + a->grp.gnnodes - 1) / a->grp.gnnodes;
         if (nct == 0 || used[node] >= count || used[node] >= share)
             continue;
         for (int t = 0; t < nct; t++)
@@ -212,7 +212,7 @@ static int no_tier_for(const struct tio_agg *a, const char *all, size_t block, i
 {
     unsigned long long most = 0;
     const char *where = "none";
-    for (int r = 0; r < a->gsize; r++) {
+    for (int r = 0; r < a->grp.gsize; r++) {
         const char *blk = all + block * (size_t)r;
         const struct cand_tier *ct = (const struct cand_tier *)(blk + HDR);
         for (int t = 0; t < *(const int *)blk; t++)
@@ -234,9 +234,9 @@ static int no_tier_for(const struct tio_agg *a, const char *all, size_t block, i
 static int choose(struct tio_agg *a, const unsigned long long *omega, const char *all,
                   size_t block, struct tio_agg_placement *out, struct tio_err *err)
 {
-    int nd = out->ndomains, size = a->gsize;
+    int nd = out->ndomains, size = a->grp.gsize;
     unsigned long long *left = malloc(sizeof *left * (size_t)size * MAXT);
-    int *used = calloc((size_t)a->gnnodes, sizeof *used), *order = malloc(sizeof *order * (size_t)nd);
+    int *used = calloc((size_t)a->grp.gnnodes, sizeof *used), *order = malloc(sizeof *order * (size_t)nd);
     char *taken = calloc((size_t)size, 1);
     unsigned long long *dbytes = calloc((size_t)nd, sizeof *dbytes);
     if (!left || !used || !order || !taken || !dbytes) {
@@ -262,9 +262,9 @@ static int choose(struct tio_agg *a, const unsigned long long *omega, const char
         }
         const struct cand_tier *ct = (const struct cand_tier *)(all + block * (size_t)best_r + HDR);
         /* The node's lowest process not yet aggregating. */
-        int node = a->gnode_of[best_r], rank = -1;
+        int node = a->grp.gnode_of[best_r], rank = -1;
         for (int q = 0; q < size && rank < 0; q++)
-            if (a->gnode_of[q] == node && !taken[q])
+            if (a->grp.gnode_of[q] == node && !taken[q])
                 rank = q;
         taken[rank] = 1;
         used[node]++;
@@ -286,7 +286,7 @@ static int tapioca_place(struct tio_agg *a, const struct tio_agg_plan *plan,
                          const struct tio_agg_piece *pieces, size_t npieces,
                          struct tio_agg_placement *out, struct tio_err *err)
 {
-    int nd = out->ndomains, size = a->gsize;
+    int nd = out->ndomains, size = a->grp.gsize;
     if (!a->set.tier[0])
         snprintf(a->set.tier, sizeof a->set.tier, "auto");
     unsigned long long *omega = calloc((size_t)nd * (size_t)size, sizeof *omega);
@@ -294,23 +294,23 @@ static int tapioca_place(struct tio_agg *a, const struct tio_agg_plan *plan,
     size_t block = HDR + MAXT * sizeof(struct cand_tier) +
                    (size_t)nd * MAXT * sizeof(double);
     char *mine = calloc(1, block), *all = malloc(block * (size_t)size);
-    int *leader = malloc(sizeof *leader * (size_t)a->gnnodes);
+    int *leader = malloc(sizeof *leader * (size_t)a->grp.gnnodes);
     if (!omega || !mine || !all || !leader)
         tio_err_set(err, TIO_E_NOMEM, "tapioca placement: out of memory");
     int is_leader = 0;
     if (err->cls == TIO_OK) {
-        for (int n = 0; n < a->gnnodes; n++)
+        for (int n = 0; n < a->grp.gnnodes; n++)
             leader[n] = -1;
         for (int r = size - 1; r >= 0; r--)
-            leader[a->gnode_of[r]] = r;
-        is_leader = leader[a->gnode_of[a->grank]] == a->grank;
+            leader[a->grp.gnode_of[r]] = r;
+        is_leader = leader[a->grp.gnode_of[a->grp.grank]] == a->grp.grank;
         volumes(a, plan, pieces, npieces, omega);
         if (is_leader)
             evaluate(a, omega, nd, (struct cand_tier *)(mine + HDR), (int *)mine,
                      (double *)(mine + HDR + MAXT * sizeof(struct cand_tier)), err);
     }
-    if (tio_agree(a->gcomm, err, NULL, 0) == TIO_OK) {
-        PMPI_Allgather(mine, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, a->gcomm);
+    if (tio_agree(a->grp.gcomm, err, NULL, 0) == TIO_OK) {
+        PMPI_Allgather(mine, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, a->grp.gcomm);
         choose(a, omega, all, block, out, err);
     }
     free(omega);

@@ -20,45 +20,45 @@ int tio_agg_make_groups(struct tio_agg *a, struct tio_err *err)
 {
     int k = a->set.target == TIO_AGG_TARGET_SUBFILES ? a->set.subfiling : 1;
     int grouped = a->set.target != TIO_AGG_TARGET_FILE;
-    a->ngroups = grouped ? (a->nnodes + k - 1) / k : 1;
-    a->group_of = malloc(sizeof *a->group_of * (size_t)a->size);
-    a->gworld = malloc(sizeof *a->gworld * (size_t)a->size);
-    a->gnode_of = malloc(sizeof *a->gnode_of * (size_t)a->size);
+    a->grp.ngroups = grouped ? (a->nnodes + k - 1) / k : 1;
+    a->grp.group_of = malloc(sizeof *a->grp.group_of * (size_t)a->size);
+    a->grp.gworld = malloc(sizeof *a->grp.gworld * (size_t)a->size);
+    a->grp.gnode_of = malloc(sizeof *a->grp.gnode_of * (size_t)a->size);
     int *seen = calloc((size_t)a->nnodes, sizeof *seen);
-    if (!a->group_of || !a->gworld || !a->gnode_of || !seen) {
+    if (!a->grp.group_of || !a->grp.gworld || !a->grp.gnode_of || !seen) {
         free(seen);
         return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
     }
-    a->group = 0;
+    a->grp.group = 0;
     for (int r = 0; r < a->size; r++) {
-        a->group_of[r] = grouped ? a->node_of[r] / k : 0;
+        a->grp.group_of[r] = grouped ? a->node_of[r] / k : 0;
         if (r == a->rank)
-            a->group = a->group_of[r];
+            a->grp.group = a->grp.group_of[r];
     }
     /* Nodes are numbered again within the group, in the order of their lowest ranks. */
     for (int n = 0; n < a->nnodes; n++)
         seen[n] = -1;
-    a->gsize = a->gnnodes = 0;
+    a->grp.gsize = a->grp.gnnodes = 0;
     for (int r = 0; r < a->size; r++) {
-        if (a->group_of[r] != a->group)
+        if (a->grp.group_of[r] != a->grp.group)
             continue;
         if (r == a->rank)
-            a->grank = a->gsize;
+            a->grp.grank = a->grp.gsize;
         if (seen[a->node_of[r]] < 0)
-            seen[a->node_of[r]] = a->gnnodes++;
-        a->gnode_of[a->gsize] = seen[a->node_of[r]];
-        a->gworld[a->gsize++] = r;
+            seen[a->node_of[r]] = a->grp.gnnodes++;
+        a->grp.gnode_of[a->grp.gsize] = seen[a->node_of[r]];
+        a->grp.gworld[a->grp.gsize++] = r;
     }
     free(seen);
-    if (a->ngroups == 1) {
-        a->gcomm = a->icomm;
+    if (a->grp.ngroups == 1) {
+        a->grp.gcomm = a->icomm;
         return TIO_OK;
     }
-    if (PMPI_Comm_split(a->icomm, a->group, a->rank, &a->gcomm) != MPI_SUCCESS) {
-        a->gcomm = MPI_COMM_NULL;
+    if (PMPI_Comm_split(a->icomm, a->grp.group, a->rank, &a->grp.gcomm) != MPI_SUCCESS) {
+        a->grp.gcomm = MPI_COMM_NULL;
         return tio_err_set(err, TIO_E_OTHER, "tio_agg_open: MPI_Comm_split failed");
     }
-    PMPI_Comm_set_errhandler(a->gcomm, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_errhandler(a->grp.gcomm, MPI_ERRORS_RETURN);
     return TIO_OK;
 }
 
@@ -84,7 +84,7 @@ void tio_agg_data_dir(struct tio_agg *a, struct tio_err *err)
     if (a->set.target == TIO_AGG_TARGET_SUBFILES) {
         char tmp[PATH_MAX];
         snprintf(tmp, sizeof tmp, "%s", a->path);
-        snprintf(a->data_dir, sizeof a->data_dir, "%s", dirname(tmp));
+        snprintf(a->tgt.data_dir, sizeof a->tgt.data_dir, "%s", dirname(tmp));
         return;
     }
     struct tio_tier_info t;
@@ -94,7 +94,7 @@ void tio_agg_data_dir(struct tio_agg *a, struct tio_err *err)
                         "node-local storage", TIO_AGG_HINT_TARGET_TIER,
                         a->set.target_tier, t.name, tio_tier_kind_name(t.kind));
         else
-            snprintf(a->data_dir, sizeof a->data_dir, "%s", t.path);
+            snprintf(a->tgt.data_dir, sizeof a->tgt.data_dir, "%s", t.path);
         return;
     }
     char host[64] = "";
@@ -122,37 +122,37 @@ void tio_agg_load_manifest(struct tio_agg *a, char *text, struct tio_err *err)
     }
     if (len > 0) {
         PMPI_Bcast(text, (int)len, MPI_CHAR, 0, a->icomm);
-        tio_agg_manifest_parse(&a->manifest, text, a->path, err);
+        tio_agg_manifest_parse(&a->tgt.manifest, text, a->path, err);
         if (err->cls == TIO_OK &&
-            a->manifest.node_local != (a->set.target == TIO_AGG_TARGET_NODE_LOCAL))
+            a->tgt.manifest.node_local != (a->set.target == TIO_AGG_TARGET_NODE_LOCAL))
             tio_err_set(err, TIO_E_INFO_VALUE, "\"%s\" lists data on %s, but %s is %s",
-                        a->path, a->manifest.node_local ? "node-local storage" : "subfiles",
+                        a->path, a->tgt.manifest.node_local ? "node-local storage" : "subfiles",
                         TIO_AGG_HINT_TARGET, tio_agg_target_name(a->set.target));
         if (a->rank != 0)
             free(text);
     } else {
         char tmp[PATH_MAX];
         snprintf(tmp, sizeof tmp, "%s", a->path);
-        tio_agg_manifest_init(&a->manifest, a->set.target == TIO_AGG_TARGET_NODE_LOCAL,
+        tio_agg_manifest_init(&a->tgt.manifest, a->set.target == TIO_AGG_TARGET_NODE_LOCAL,
                               basename(tmp), 0, NULL, err);
-        a->manifest.dirty = 1; /* written at the first sync, even if empty */
+        a->tgt.manifest.dirty = 1; /* written at the first sync, even if empty */
     }
-    a->have_manifest = err->cls == TIO_OK || a->manifest.files != NULL;
+    a->tgt.have_manifest = err->cls == TIO_OK || a->tgt.manifest.files != NULL;
 }
 
 /* Each group's data file in the manifest: subfile g for group g; node-local, the file of
  * the group's node (found by host name in a manifest read back, else a new one). */
 int tio_agg_group_files(struct tio_agg *a, struct tio_err *err)
 {
-    struct tio_agg_manifest *m = &a->manifest;
-    a->file_of_group = malloc(sizeof *a->file_of_group * (size_t)a->ngroups);
-    if (!a->file_of_group)
+    struct tio_agg_manifest *m = &a->tgt.manifest;
+    a->grp.file_of_group = malloc(sizeof *a->grp.file_of_group * (size_t)a->grp.ngroups);
+    if (!a->grp.file_of_group)
         return tio_err_set(err, TIO_E_NOMEM, "tio_agg_open: out of memory");
-    for (int g = 0; g < a->ngroups; g++) {
+    for (int g = 0; g < a->grp.ngroups; g++) {
         char host[TIO_AGG_HOST_MAX] = "";
         int want = g, leader = 0, node;
         if (a->set.target == TIO_AGG_TARGET_NODE_LOCAL) {
-            while (a->group_of[leader] != g)
+            while (a->grp.group_of[leader] != g)
                 leader++;
             tio_net_node(a->tiers, leader, &node, host, sizeof host);
             want = -1;
@@ -174,7 +174,7 @@ int tio_agg_group_files(struct tio_agg *a, struct tio_err *err)
             m->nfiles = want + 1;
             m->dirty = 1;
         }
-        a->file_of_group[g] = want;
+        a->grp.file_of_group[g] = want;
     }
     return TIO_OK;
 }
@@ -185,7 +185,7 @@ void tio_agg_save_manifest(struct tio_agg *a, struct tio_err *err)
 {
     char *text = NULL;
     size_t len = 0;
-    if (!tio_agg_manifest_format(&a->manifest, &text, &len, err))
+    if (!tio_agg_manifest_format(&a->tgt.manifest, &text, &len, err))
         tio_replace_file(a->path, text, len, 0666, err);
     free(text);
 }
