@@ -73,33 +73,6 @@ TT_FN const char *at_site(const char *dir, const char *node_local_dir, const cha
     return path;
 }
 
-/* Read the whole file at path (NULL when it cannot; *len its size). */
-TT_FN char *at_slurp(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0) {
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    char *b = malloc((size_t)st.st_size + 1);
-    size_t got = 0;
-    while (b && got < (size_t)st.st_size) {
-        ssize_t r = pread(fd, b + got, (size_t)st.st_size - got, (off_t)got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (!b || got != (size_t)st.st_size) {
-        free(b);
-        return NULL;
-    }
-    b[got] = 0;
-    *len = got;
-    return b;
-}
 
 /* The expected image: bytes [0, extent) of the access's space, 0 where nobody writes. */
 struct at_image {
@@ -157,7 +130,7 @@ TT_FN int64_t at_check_target(const char *path, const char *target, const char *
         char host[256] = "";
         gethostname(host, sizeof host - 1);
         size_t len;
-        char *text = (local ? nrank == 0 : tt_rank == 0) ? at_slurp(path, &len) : NULL;
+        char *text = (local ? nrank == 0 : tt_rank == 0) ? tt_read_all(path, &len) : NULL;
         if ((local ? nrank == 0 : tt_rank == 0) && !text)
             tt_fail("%s: cannot read the manifest \"%s\"", what, path);
         char dir[PATH_MAX], base[NAME_MAX + 1] = "";

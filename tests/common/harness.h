@@ -166,6 +166,34 @@ TT_FN void tt_write_file(const char *path, const void *buf, size_t n)
     close(fd);
 }
 
+/* Read the whole file at path (NULL when it cannot; *len its size). */
+TT_FN char *tt_read_all(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    char *b = malloc((size_t)st.st_size + 1);
+    size_t got = 0;
+    while (b && got < (size_t)st.st_size) {
+        ssize_t r = pread(fd, b + got, (size_t)st.st_size - got, (off_t)got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (!b || got != (size_t)st.st_size) {
+        free(b);
+        return NULL;
+    }
+    b[got] = 0;
+    *len = got;
+    return b;
+}
+
 TT_FN off_t tt_file_size(const char *path)
 {
     struct stat st;

@@ -26,6 +26,53 @@ TT_FN void tt_mpi_joined(void)
     tt_abort = tt_mpi_abort;
 }
 
+/* Counted checks, for tests that go on after a difference to report every one: a failed
+ * TT_CHECK prints and counts (tt_errors, which the test's end agrees on among the ranks);
+ * TT_MPI and TT_DIE are fatal. */
+/* Failed TT_CHECKs of this rank, agreed on by tt_finish. */
+static int tt_errors;
+static const char *tt_name = "test";
+
+__attribute__((format(printf, 1, 2))) TT_FN void tt_fail(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "[%s rank %d] FAIL: %s\n", tt_name, tt_rank, msg);
+    fflush(stderr);
+    tt_errors++;
+}
+
+/* Fatal: an MPI call failed where the test cannot go on. */
+#define TT_MPI(call)                                                                     \
+    do {                                                                                 \
+        int rc_ = (call);                                                                \
+        if (rc_ != MPI_SUCCESS) {                                                        \
+            char s_[MPI_MAX_ERROR_STRING];                                               \
+            int l_ = 0;                                                                  \
+            MPI_Error_string(rc_, s_, &l_);                                              \
+            fprintf(stderr, "[%s rank %d] FATAL: %s:%d: %s failed: %s\n", tt_name,       \
+                    tt_rank, __FILE__, __LINE__, #call, s_);                             \
+            fflush(stderr);                                                              \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                                \
+        }                                                                                \
+    } while (0)
+
+#define TT_CHECK(cond, ...)                                                              \
+    do {                                                                                 \
+        if (!(cond))                                                                     \
+            tt_fail(__VA_ARGS__);                                                        \
+    } while (0)
+
+/* Fatal outside MPI calls (e.g. cannot open a file we need). */
+#define TT_DIE(...)                                                                      \
+    do {                                                                                 \
+        tt_fail(__VA_ARGS__);                                                            \
+        MPI_Abort(MPI_COMM_WORLD, 2);                                                    \
+    } while (0)
+
 /* Our expectation of an error: the Open MPI class, the tierio class string (MPICH),
  * one per reason (EX_*). */
 struct et_expect {

@@ -5,9 +5,10 @@
  * agreed on at the end (exit status 1 on every rank when any rank failed). Files go to a
  * per-run directory under $TIERIO_TEST_TMPDIR that tt_finish removes.
  *
- * The harness (tests/common/harness.h, harness_mpi.h) gives the fatal checks (CHECK...,
- * which abort the job), temporary directories and file helpers; TT_CHECK here is the
- * counted check that lets a test go on and report every difference.
+ * The harness (tests/common/harness.h, harness_mpi.h) gives the checks (the fatal CHECK...,
+ * which abort the job, and the counted TT_CHECK, which lets a test go on and report every
+ * difference), temporary directories and file helpers; this header adds what the window
+ * tests share: their start and end, byte streams and comparisons.
  *
  * Header-only: each test program is one translation unit. */
 #ifndef TIO_TEST_H
@@ -36,50 +37,7 @@
 #include "../common/harness_mpi.h"
 #include "../common/page_flags.h"
 
-/* Failed TT_CHECKs of this rank, agreed on by tt_finish. */
-static int tt_errors;
 static char tt_dir[PATH_MAX];
-static const char *tt_name = "test";
-
-__attribute__((format(printf, 1, 2))) TT_FN void tt_fail(const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "[%s rank %d] FAIL: %s\n", tt_name, tt_rank, msg);
-    fflush(stderr);
-    tt_errors++;
-}
-
-/* Fatal: an MPI call failed where the test cannot go on. */
-#define TT_MPI(call)                                                                     \
-    do {                                                                                 \
-        int rc_ = (call);                                                                \
-        if (rc_ != MPI_SUCCESS) {                                                        \
-            char s_[MPI_MAX_ERROR_STRING];                                               \
-            int l_ = 0;                                                                  \
-            MPI_Error_string(rc_, s_, &l_);                                              \
-            fprintf(stderr, "[%s rank %d] FATAL: %s:%d: %s failed: %s\n", tt_name,       \
-                    tt_rank, __FILE__, __LINE__, #call, s_);                             \
-            fflush(stderr);                                                              \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                \
-        }                                                                                \
-    } while (0)
-
-#define TT_CHECK(cond, ...)                                                              \
-    do {                                                                                 \
-        if (!(cond))                                                                     \
-            tt_fail(__VA_ARGS__);                                                        \
-    } while (0)
-
-/* Fatal outside MPI calls (e.g. cannot open a file we need). */
-#define TT_DIE(...)                                                                      \
-    do {                                                                                 \
-        tt_fail(__VA_ARGS__);                                                            \
-        MPI_Abort(MPI_COMM_WORLD, 2);                                                    \
-    } while (0)
 
 /* A deterministic byte stream: byte i of stream `seed`. Never constant over a page. */
 TT_FN inline uint8_t tt_byte(uint64_t seed, uint64_t i)
