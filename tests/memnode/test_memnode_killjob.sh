@@ -50,6 +50,18 @@ for p in $pids; do
     kill -9 "$p" 2>/dev/null
   fi
 done
+# A process still exiting may hold its lock on the group's object for a moment (the
+# kernel releases fcntl locks when it closes the process's files): the next job would
+# rightly see a live member. Wait until each is gone or a zombie (files closed), 10 s at
+# most; one still exiting after that is reported by the join check below.
+for p in $pids; do
+  for _ in $(seq 100); do
+    stat=$(cat "/proc/$p/stat" 2>/dev/null) || break
+    rest=${stat##*) }
+    case ${rest%% *} in Z|X) break ;; esac
+    sleep 0.1
+  done
+done
 
 if [ -n "$name" ]; then
   if [ -e "/dev/shm$name" ]; then
