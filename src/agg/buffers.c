@@ -66,10 +66,11 @@ static int shared_alloc(struct tio_agg_buffers *b, int t, tio_tiers_t tiers, con
     int rc = MPI_SUCCESS;
     if (node != MPI_COMM_NULL) {
         b->node = node;
+    } else if (tio_node_comm(comm, &b->node, err) != TIO_OK) {
+        PMPI_Info_free(&hint);
+        return err->cls; /* the split's own message */
     } else {
-        struct tio_err split = {0};
-        rc = tio_node_comm(comm, &b->node, &split) == TIO_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
-        b->own_node = rc == MPI_SUCCESS;
+        b->own_node = 1;
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_allocate_shared(wsize, 1, hint, b->node, &base, &b->swin);

@@ -337,20 +337,19 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
             memcpy(own, p, sizeof *p * n);
         s->have_scratch = tio_agg_plan_access(a, &s->scratch, own, n, route_by_node,
                                               &s->by_node, &err) == TIO_OK;
-        memcpy(s->key, p, sizeof *p * n);
+        memcpy(s->key, p, sizeof *p * n); /* reused only with a plan (same_key) */
         s->n = n;
+    }
+    /* The placement failed (agreed in tio_agg_plan_access: on every process). */
+    if (!a->placed) {
+        *rc = raise_file(fh, &err);
+        return -1;
     }
     /* Overlapping writes have no defined result; the MPI library's is the reference.
      * (Every process knows it alike, unless its plan failed: then the first round stops
      * everybody.) */
     if (writing && s->have_scratch && s->scratch.plan.overlap)
         return 0;
-    /* The first call places the aggregators (tapioca): everybody with a plan. */
-    if (!a->placed && (tio_agree(a->icomm, &err, NULL, 0) ||
-                       tio_agg_place(a, &s->scratch, &err))) {
-        *rc = raise_file(fh, &err);
-        return -1;
-    }
     /* The node regime for this call or not. (Leaving it: every process is past its
      * previous call, which touched only its node's slots: the allgather above.) */
     a->nr.node_regime = s->by_node;

@@ -24,25 +24,31 @@ const char *tio_agg_target_name(enum tio_agg_target t)
     return "?";
 }
 
-/* A strategy or tier name: letters, digits, '-', '_', '.'; strategies are lower case. */
-static int name_value(const struct tio_key *k, const char *val, void *s, const char **why,
-                      char *buf, size_t len)
+/* A name (the STRING type copied it): letters, digits, '-', '_', '.'. */
+static int is_name(const char *val)
 {
-    (void)buf, (void)len;
-    size_t n = strlen(val);
-    int ok = n > 0 && n < k->size;
+    int ok = val[0] != 0;
     for (const char *c = val; *c && ok; c++)
         ok = isalnum((unsigned char)*c) || *c == '-' || *c == '_' || *c == '.';
-    if (!ok)
-        return *why = k->off == offsetof(struct tio_agg_settings, strategy)
-                          ? "expected a strategy name (default, tapioca)"
-                          : "expected a tier name",
-               -1;
-    char *dst = (char *)s + k->off;
-    for (size_t i = 0; i <= n; i++)
-        dst[i] = k->off == offsetof(struct tio_agg_settings, strategy)
-                     ? (char)tolower((unsigned char)val[i])
-                     : val[i];
+    return ok;
+}
+
+static int tier_name(const struct tio_key *k, const char *val, void *s, const char **why,
+                     char *buf, size_t len)
+{
+    (void)k, (void)s, (void)buf, (void)len;
+    return is_name(val) ? 0 : (*why = "expected a tier name", -1);
+}
+
+/* Strategies are found by their lower-case names (the strategy table). */
+static int strategy_name(const struct tio_key *k, const char *val, void *s, const char **why,
+                         char *buf, size_t len)
+{
+    (void)k, (void)buf, (void)len;
+    if (!is_name(val))
+        return *why = "expected a strategy name (default, tapioca)", -1;
+    for (char *c = S(s)->strategy; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
     return 0;
 }
 
@@ -59,7 +65,6 @@ static int node_local(const void *s)
 {
     return S(s)->target == TIO_AGG_TARGET_NODE_LOCAL && S(s)->target_tier[0];
 }
-static int never(const void *s) { return (void)s, 0; }
 static int aligned(const void *s) { return S(s)->align != 0; } /* 0: not known yet */
 
 static const struct tio_key_word enable_words[] = {
@@ -80,12 +85,12 @@ enum { K_ENABLE, K_STRATEGY, K_AGGREGATORS, K_BUFFER_SIZE, K_BUFFER_COUNT, K_TIE
        K_PERSISTENCE, K_TARGET, K_SUBFILING, K_TARGET_TIER, K_ALIGN, K_N_CHECKED };
 static const struct tio_key keys[] = {
     {.name = TIO_AGG_HINT_ENABLE, .env = "TIERIO_AGG", .type = TIO_KEY_CHOICE, .def = "0",
-     F(enable), .words = enable_words, .nocase = 1, .shown = never,
+     F(enable), .words = enable_words, .nocase = 1, .shown = tio_key_never,
      .values = "enable | disable (1 | 0)",
      .doc = "MPI_File_open: route the file's collective reads and writes through tierio "
             "(libtierio-pmpi)."},
     {.name = TIO_AGG_HINT_STRATEGY, .env = "TIERIO_AGG_STRATEGY", .type = TIO_KEY_STRING,
-     .def = "default", F(strategy), .parse = name_value, .values = "default | tapioca",
+     .def = "default", F(strategy), .parse = strategy_name, .values = "default | tapioca",
      .doc = "how aggregators and their buffer tier are chosen (src/agg/strategy.c)."},
     {.name = TIO_AGG_HINT_AGGREGATORS, .env = "TIERIO_AGG_AGGREGATORS", .fallback = "cb_nodes",
      .type = TIO_KEY_UINT, .def = "0", F(aggregators), .lo = 0, .hi = 1u << 20,
@@ -104,7 +109,7 @@ static const struct tio_key keys[] = {
                "the other is written)",
      .doc = "buffers per aggregator (two at least: one is filled while another is written)."},
     {.name = TIO_AGG_HINT_TIER, .env = "TIERIO_AGG_TIER", .type = TIO_KEY_STRING, F(tier),
-     .parse = name_value, .format = tier_format, .def_doc = "dram; auto with tapioca",
+     .parse = tier_name, .format = tier_format, .def_doc = "dram; auto with tapioca",
      .values = "a tier name (docs/tier.md), or auto",
      .doc = "the tier of the aggregation buffers; auto: the cost model's choice."},
     {.name = TIO_AGG_HINT_PERSISTENCE, .env = "TIERIO_AGG_PERSISTENCE", .type = TIO_KEY_CHOICE,
@@ -119,7 +124,7 @@ static const struct tio_key keys[] = {
      .expect = "expected a positive number of nodes per subfile",
      .values = "nodes per subfile", .doc = "target subfiles: aggregators' nodes per subfile."},
     {.name = TIO_AGG_HINT_TARGET_TIER, .env = "TIERIO_AGG_TARGET_TIER", .type = TIO_KEY_STRING,
-     F(target_tier), .parse = name_value, .shown = node_local,
+     F(target_tier), .parse = tier_name, .shown = node_local,
      .def_doc = "the first node-local tier", .values = "a node-local tier name",
      .doc = "target node-local: the tier the files go to."},
     {.name = TIO_AGG_HINT_ALIGN, .env = "TIERIO_AGG_ALIGN", .fallback = "striping_unit",
@@ -143,14 +148,11 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_agg_keys = {20, "aggregation", "agg.md", keys,
-                                           sizeof keys / sizeof *keys};
-TIO_SETTINGS_REGISTER(tio_agg_keys)
+TIO_SETTINGS_TABLE(tio_agg_keys, 20, "aggregation", "agg.md", keys, struct tio_agg_settings)
 
 
 void tio_agg_settings_default(struct tio_agg_settings *s)
 {
-    memset(s, 0, sizeof *s);
     tio_settings_default(&tio_agg_keys, s);
 }
 
@@ -188,7 +190,6 @@ int tio_agg_settings_parse(struct tio_agg_settings *s, tio_key_get_fn info, void
                            tio_key_get_fn env, void *ectx, struct tio_err *err)
 {
     enum tio_key_from from[sizeof keys / sizeof *keys];
-    memset(s, 0, sizeof *s);
     int rc = tio_settings_parse(&tio_agg_keys, s, info, ictx, env, ectx, from, err);
     return rc ? rc : across(s, from, err);
 }

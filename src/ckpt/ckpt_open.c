@@ -56,9 +56,7 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_ckpt_keys = {40, "checkpointing", "ckpt.md", keys,
-                                            sizeof keys / sizeof *keys};
-TIO_SETTINGS_REGISTER(tio_ckpt_keys)
+TIO_SETTINGS_TABLE(tio_ckpt_keys, 40, "checkpointing", "ckpt.md", keys, struct tio_ckpt_config)
 
 
 static int check_dir(const char *key, const char *dir, struct tio_err *err)

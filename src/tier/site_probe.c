@@ -255,7 +255,7 @@ int tio_site_probe(MPI_Comm comm, const struct tio_site_probe_opts *given)
     /* What the caller leaves unset comes from TIERIO_SITE, TIERIO_NODE_LOCAL, TIERIO_PFS. */
     struct tio_site_probe_opts opts = *given;
     const struct tio_site_probe_opts *o = &opts;
-    static _Thread_local struct tio_tier_env env;
+    struct tio_tier_env env; /* opts may point into it for the whole call */
     struct tio_err env_err = {0};
     if (tio_tier_env(&env, &env_err)) {
         if (rank == 0)

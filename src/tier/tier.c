@@ -172,7 +172,7 @@ int tio_tiers_local(struct tio_tiers *t, const char *site_file, const char *host
 {
     tio_site_init(&t->site);
     snprintf(t->host, sizeof t->host, "%s", host);
-    static _Thread_local struct tio_tier_env env;
+    struct tio_tier_env env; /* site_file may point into it until the load below */
     if (!site_file) {
         if (tio_tier_env(&env, err))
             return err->cls;

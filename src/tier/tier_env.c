@@ -17,14 +17,12 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_tier_env_keys = {50, "tiers (environment)", "tier.md", keys,
-                                                sizeof keys / sizeof *keys};
-TIO_SETTINGS_REGISTER(tio_tier_env_keys)
+TIO_SETTINGS_TABLE(tio_tier_env_keys, 50, "tiers (environment)", "tier.md", keys,
+                   struct tio_tier_env)
 
 
 int tio_tier_env(struct tio_tier_env *e, struct tio_err *err)
 {
-    memset(e, 0, sizeof *e);
     return tio_settings_parse(&tio_tier_env_keys, e, NULL, NULL, tio_settings_getenv, NULL,
                               NULL, err);
 }

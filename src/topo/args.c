@@ -65,9 +65,7 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_topo_keys = {30, "storage topology", "topo.md", keys,
-                                            sizeof keys / sizeof *keys};
-TIO_SETTINGS_REGISTER(tio_topo_keys)
+TIO_SETTINGS_TABLE(tio_topo_keys, 30, "storage topology", "topo.md", keys, struct topo_args)
 
 
 /* This process's view of the arguments. */

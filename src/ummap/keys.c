@@ -100,9 +100,8 @@ static const struct tio_key keys[] = {
 };
 #undef F
 
-const struct tio_key_table tio_um_env_table = {60, "user-level mmap engine (environment)",
-                                               "ummap.md", keys, sizeof keys / sizeof *keys};
-TIO_SETTINGS_REGISTER(tio_um_env_table)
+TIO_SETTINGS_TABLE(tio_um_env_table, 60, "user-level mmap engine (environment)", "ummap.md",
+                   keys, struct tio_um_env)
 
 
 int tio_um_env_bulk_sync(struct tio_err *err)

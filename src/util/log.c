@@ -25,8 +25,7 @@ static const struct tio_key keys[] = {
      .doc = "what tierio logs on stderr, each line prefixed with the rank."},
 };
 
-const struct tio_key_table tio_log_keys = {90, "logging", NULL, keys, 1};
-TIO_SETTINGS_REGISTER(tio_log_keys)
+TIO_SETTINGS_TABLE(tio_log_keys, 90, "logging", NULL, keys, struct log_settings)
 
 
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;

@@ -128,21 +128,21 @@ static int parse_value(const struct tio_key *k, const char *val, void *s, const 
     return -1;
 }
 
+/* A key's default into its field. Defaults are the table's own text: one that does not
+ * parse is a bug caught by the unit test of every table (test_settings). */
+static void default_key(const struct tio_key *k, void *s)
+{
+    const char *why;
+    char buf[512];
+    if (k->def)
+        parse_value(k, k->def, s, &why, buf, sizeof buf);
+}
+
 void tio_settings_default(const struct tio_key_table *t, void *s)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        const struct tio_key *k = &t->keys[i];
-        memset(field(k, s), 0, k->size);
-    }
-    for (size_t i = 0; i < t->n; i++) {
-        const struct tio_key *k = &t->keys[i];
-        const char *why;
-        char buf[256];
-        /* Defaults are the table's own text: one that does not parse is a bug caught by
-         * the unit test of every table (test_settings). */
-        if (k->def)
-            parse_value(k, k->def, s, &why, buf, sizeof buf);
-    }
+    memset(s, 0, t->size);
+    for (size_t i = 0; i < t->n; i++)
+        default_key(&t->keys[i], s);
 }
 
 /* ---- sources ----------------------------------------------------------------------- */
@@ -215,7 +215,8 @@ static int get_one(tio_key_get_fn get, void *ctx, const struct tio_key *k,
 }
 
 /* The value of k by the one precedence rule: info key or alias (different values: an
- * error), else the environment. -1 absent, 0 found (*from set), 1 error. */
+ * error), else the environment, else the MPI-IO fallback hint. -1 absent, 0 found (*from
+ * set), 1 error. */
 static int lookup(const struct tio_key *k, tio_key_get_fn info, void *ictx,
                   tio_key_get_fn env, void *ectx, char *val, enum tio_key_from *from,
                   struct tio_err *err)
@@ -247,30 +248,41 @@ static int lookup(const struct tio_key *k, tio_key_get_fn info, void *ictx,
     return e;
 }
 
+/* One key from the sources into s (its default already there): where it came from in
+ * *from (TIO_FROM_DEFAULT when not given). TIO_OK, or the error naming it. */
+static int parse_key(const struct tio_key *k, void *s, tio_key_get_fn info, void *info_ctx,
+                     tio_key_get_fn env, void *env_ctx, enum tio_key_from *from,
+                     struct tio_err *err)
+{
+    static _Thread_local char val[TIO_KEY_VAL_MAX + 2];
+    const char *why = NULL;
+    char buf[512];
+    *from = TIO_FROM_DEFAULT;
+    int r = lookup(k, info, info_ctx, env, env_ctx, val, from, err);
+    if (r > 0)
+        return err->cls;
+    if (r < 0)
+        return TIO_OK;
+    if (k->needs && !k->needs(s))
+        return tio_settings_bad(err, k, *from, val, "%s", k->needs_why);
+    if (parse_value(k, val, s, &why, buf, sizeof buf) < 0)
+        return tio_settings_bad(err, k, *from, val, "%s", why);
+    return TIO_OK;
+}
+
 int tio_settings_parse(const struct tio_key_table *t, void *s, tio_key_get_fn info,
                        void *info_ctx, tio_key_get_fn env, void *env_ctx,
                        enum tio_key_from *from, struct tio_err *err)
 {
-    static _Thread_local char val[TIO_KEY_VAL_MAX + 2];
     tio_settings_default(t, s);
     if (from)
         memset(from, 0, sizeof *from * t->n);
     for (size_t i = 0; i < t->n; i++) {
-        const struct tio_key *k = &t->keys[i];
-        enum tio_key_from f = TIO_FROM_DEFAULT;
-        int r = lookup(k, info, info_ctx, env, env_ctx, val, &f, err);
-        if (r > 0)
+        enum tio_key_from f;
+        if (parse_key(&t->keys[i], s, info, info_ctx, env, env_ctx, &f, err))
             return err->cls;
-        if (r < 0)
-            continue;
         if (from)
             from[i] = f;
-        const char *why = NULL;
-        char buf[512];
-        if (k->needs && !k->needs(s))
-            return tio_settings_bad(err, k, f, val, "%s", k->needs_why);
-        if (parse_value(k, val, s, &why, buf, sizeof buf) < 0)
-            return tio_settings_bad(err, k, f, val, "%s", why);
     }
     return TIO_OK;
 }
@@ -279,22 +291,13 @@ int tio_settings_one(const struct tio_key_table *t, const char *name, void *s,
                      tio_key_get_fn info, void *info_ctx, tio_key_get_fn env, void *env_ctx,
                      struct tio_err *err)
 {
-    static _Thread_local char val[TIO_KEY_VAL_MAX + 2];
     const struct tio_key *k = tio_settings_key(t, name);
     if (!k)
         return tio_err_set(err, TIO_E_ARG, "no setting %s", name);
-    const char *why = NULL;
-    char buf[512];
-    memset(field(k, s), 0, k->size);
-    if (k->def)
-        parse_value(k, k->def, s, &why, buf, sizeof buf);
-    enum tio_key_from f = TIO_FROM_DEFAULT;
-    int r = lookup(k, info, info_ctx, env, env_ctx, val, &f, err);
-    if (r > 0)
-        return err->cls;
-    if (r == 0 && parse_value(k, val, s, &why, buf, sizeof buf) < 0)
-        return tio_settings_bad(err, k, f, val, "%s", why);
-    return TIO_OK;
+    enum tio_key_from f;
+    memset(field(k, s), 0, k->size); /* this key only: the caller's struct is partial */
+    default_key(k, s);
+    return parse_key(k, s, info, info_ctx, env, env_ctx, &f, err);
 }
 
 int tio_settings_env_one(const struct tio_key_table *t, const char *name, void *s,
@@ -313,12 +316,13 @@ const struct tio_key *tio_settings_key(const struct tio_key_table *t, const char
     return NULL;
 }
 
-size_t tio_settings_index(const struct tio_key_table *t, const struct tio_key *k)
-{
-    return (size_t)(k - t->keys);
-}
-
 /* ---- reporting ------------------------------------------------------------------- */
+
+int tio_key_never(const void *s)
+{
+    (void)s;
+    return 0;
+}
 
 int tio_settings_format(const struct tio_key *k, const void *s, char *out, size_t len)
 {

@@ -55,6 +55,8 @@ typedef int (*tio_key_format_fn)(const struct tio_key *k, const void *s, char *o
                                  size_t len);
 /* Whether the key belongs in the get_info answer for these settings. */
 typedef int (*tio_key_shown_fn)(const void *s);
+/* For keys checked but never reported (hints tierio does not apply, switches). */
+int tio_key_never(const void *s);
 
 struct tio_key {
     const char *name;      /* info key (NULL: environment only) */
@@ -93,6 +95,8 @@ struct tio_key_table {
     const char *page;      /* its documentation page, docs/<page> */
     const struct tio_key *keys;
     size_t n;
+    size_t size;           /* of the settings struct the keys fill: zeroed before defaults,
+                              so that no field is left to chance */
 };
 
 /* Where a key's value came from (tio_settings_parse fills one per key). */
@@ -117,10 +121,17 @@ void tio_settings_register(const struct tio_key_table *t);
         tio_settings_register(&(table));                                                 \
     }
 
+/* Define a layer's table `var` of the keys array `keys_` filling a struct `type`, and
+ * register it. */
+#define TIO_SETTINGS_TABLE(var, order_, layer_, page_, keys_, type)                      \
+    const struct tio_key_table var = {order_, layer_, page_, keys_,                      \
+                                      sizeof keys_ / sizeof *keys_, sizeof(type)};       \
+    TIO_SETTINGS_REGISTER(var)
+
 /* Every registered table, in reference order; *n of them. */
 const struct tio_key_table *const *tio_settings_tables(size_t *n);
 
-/* Set every field of s to its key's default. */
+/* Zero s (t->size bytes), then set every key's field to its default. */
 void tio_settings_default(const struct tio_key_table *t, void *s);
 
 /* Defaults, then every key of the table from info (getter, may be NULL) and the
@@ -146,8 +157,6 @@ long tio_settings_getenv(void *ctx, const char *key, char *val, size_t len);
 
 /* One key of a table, by info key or environment variable name; NULL if none. */
 const struct tio_key *tio_settings_key(const struct tio_key_table *t, const char *name);
-/* Its index in the table (for from[]). */
-size_t tio_settings_index(const struct tio_key_table *t, const struct tio_key *k);
 
 /* The value to report for key k of s into out; 0 when it is not reported. */
 int tio_settings_format(const struct tio_key *k, const void *s, char *out, size_t len);

@@ -171,7 +171,6 @@ static int hugepages_format(const struct tio_key *k, const void *s, char *out, s
     return 1;
 }
 
-static int never(const void *s) { return (void)s, 0; }
 static int storage(const void *s) { return CH(s)->alloc_type == TIO_ALLOC_STORAGE; }
 static int ummap(const void *s) { return CH(s)->engine == TIO_ENGINE_UMMAP; }
 static int storage_ummap(const void *s) { return storage(s) && ummap(s); }
@@ -279,27 +278,24 @@ static const struct tio_key keys[] = {
      .doc = "MPI-IO reserved: sequential / random / read_once advise the kernel (madvise)."},
     {.name = TIO_WIN_HINT_STRIPING_FACTOR, .alias = NULL, .type = TIO_KEY_UINT, .def = NULL, .def_doc = "none",
      F(striping_factor),
-     .lo = 1, .hi = LONG_MAX, .expect = "expected a positive integer", .shown = never,
+     .lo = 1, .hi = LONG_MAX, .expect = "expected a positive integer", .shown = tio_key_never,
      .values = "a positive integer",
      .doc = "MPI-IO reserved: checked, not applied (no striped file system here)."},
     {.name = TIO_WIN_HINT_STRIPING_UNIT, .alias = NULL, .type = TIO_KEY_UINT, .def = NULL, .def_doc = "none",
      F(striping_unit),
-     .lo = 1, .hi = LONG_MAX, .expect = "expected a positive integer", .shown = never,
+     .lo = 1, .hi = LONG_MAX, .expect = "expected a positive integer", .shown = tio_key_never,
      .values = "a positive integer",
      .doc = "MPI-IO reserved: checked, not applied (no striped file system here)."},
 };
 #undef F
 
-const struct tio_key_table tio_win_keys = {10, "storage windows", "win.md", keys,
-                                           sizeof keys / sizeof *keys};
-TIO_SETTINGS_REGISTER(tio_win_keys)
+TIO_SETTINGS_TABLE(tio_win_keys, 10, "storage windows", "win.md", keys, struct tio_hints)
 
 
 /* ---- parse and report ----------------------------------------------------------------- */
 
 void tio_hints_default(struct tio_hints *h)
 {
-    memset(h, 0, sizeof *h);
     tio_settings_default(&tio_win_keys, h);
 }
 
@@ -325,7 +321,6 @@ static void given(struct tio_hints *h, const enum tio_key_from *from)
 int tio_hints_parse(struct tio_hints *h, tio_key_get_fn get, void *ctx, struct tio_err *err)
 {
     enum tio_key_from from[sizeof keys / sizeof *keys];
-    memset(h, 0, sizeof *h);
     int rc = tio_settings_parse(&tio_win_keys, h, get, ctx, NULL, NULL, from, err);
     if (rc == TIO_OK)
         given(h, from);
@@ -358,9 +353,8 @@ static const struct tio_key env_keys[] = {
             "false: a window of their own."},
 };
 
-const struct tio_key_table tio_win_env_keys = {11, "storage windows (environment)", "win.md",
-                                               env_keys, 1};
-TIO_SETTINGS_REGISTER(tio_win_env_keys)
+TIO_SETTINGS_TABLE(tio_win_env_keys, 11, "storage windows (environment)", "win.md", env_keys,
+                   struct tio_win_env)
 
 
 int tio_win_env(struct tio_win_env *e, struct tio_err *err)

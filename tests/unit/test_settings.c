@@ -51,7 +51,7 @@ static const struct tio_key toy_keys[] = {
     {.name = "t_odd", .type = TIO_KEY_CUSTOM, .def = "1", F(odd), .parse = odd_only},
 };
 #undef F
-static const struct tio_key_table toy = {0, "toy", NULL, toy_keys, 6};
+static const struct tio_key_table toy = {0, "toy", NULL, toy_keys, 6, sizeof(struct toy)};
 
 #define kv_get tt_kv_get
 
