@@ -20,6 +20,8 @@
 #ifndef UMMAP_H
 #define UMMAP_H
 
+#include "tierio/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -49,26 +51,26 @@ extern "C" {
  * EACCES (fd not open for reading, or not for writing with PROT_WRITE), ENODEV (fd is
  * not a regular file or block device), ENOMEM (address space), ENOSYS (no user fault
  * mechanism usable). */
-int ummap(size_t size, size_t seg_size, int prot, int fd, off_t offset,
+TIO_API int ummap(size_t size, size_t seg_size, int prot, int fd, off_t offset,
           unsigned int flush_interval, int read_file, int ptype, void **ptr);
 
 /* Write back the dirty segments of the mapping that contains addr and make them durable
  * (fdatasync); with evict != 0, then drop every segment from memory. A failed write-back
  * (ENOSPC, EIO...) is returned and the data stays dirty in memory. */
-int umsync(void *addr, int evict);
+TIO_API int umsync(void *addr, int evict);
 
 /* Point the mapping at fd / offset from now on (versioned checkpoints). With sync != 0 the
  * dirty segments are written to the old file first; the segments in memory then belong to
  * the new file and are written there by the next umsync. *new_addr gets the (unchanged)
  * base address. */
-int umremap(void *old_addr, int fd, off_t offset, int sync, void **new_addr);
+TIO_API int umremap(void *old_addr, int fd, off_t offset, int sync, void **new_addr);
 
 /* Release the mapping, with sync != 0 writing it back first. If that write-back fails the
  * mapping is kept and the error returned. */
-int umunmap(void *addr, int sync);
+TIO_API int umunmap(void *addr, int sync);
 
 /* Segments read from and written to storage by this process, over all mappings. */
-int umstats(unsigned int *num_reads, unsigned int *num_writes);
+TIO_API int umstats(unsigned int *num_reads, unsigned int *num_writes);
 
 /* ---- tierio extensions ---- */
 
@@ -86,7 +88,7 @@ typedef struct tio_ummap_stats {
   size_t resident;        /* bytes of segments in memory now */
   size_t dirty;           /* bytes of dirty segments now */
 } tio_ummap_stats_t;
-int tio_ummap_stats(void *addr, tio_ummap_stats_t *stats);
+TIO_API int tio_ummap_stats(void *addr, tio_ummap_stats_t *stats);
 
 /* Extended creation: the arguments of ummap() plus the engine's options. */
 typedef struct tio_ummap_opts {
@@ -108,7 +110,7 @@ typedef struct tio_ummap_opts {
                          checkpoint of several mappings into one file) */
 } tio_ummap_opts_t;
 #define TIO_UMMAP_OPTS_INIT {0, 0, 0, -1, 0, UMMAP_NO_FLUSH, 1, UMMAP_PTYPE_FIFO, NULL, -1, NULL, 0, 0}
-int tio_ummap_open(const tio_ummap_opts_t *opts, void **ptr);
+TIO_API int tio_ummap_open(const tio_ummap_opts_t *opts, void **ptr);
 
 #ifdef __cplusplus
 }

@@ -97,6 +97,8 @@
 #ifndef TIERIO_AGG_H
 #define TIERIO_AGG_H
 
+#include "tierio/export.h"
+
 #include <mpi.h>
 
 #ifdef __cplusplus
@@ -130,7 +132,7 @@ typedef struct tio_agg *tio_agg_t;
  * (MPI_INFO_NULL: environment and defaults); an invalid value is an error naming the key.
  * The default strategy picks its aggregators and allocates their buffers here; tapioca
  * does so at the first tio_agg_declare, when it knows how much data goes where. */
-int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_agg_t *agg);
+TIO_API int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_agg_t *agg);
 
 /* Collective. Declares one access: the data this process passes to a later
  * tio_agg_write or tio_agg_read with the returned id: count pieces of the file (offsets[i],
@@ -146,31 +148,31 @@ int tio_agg_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, tio_
  * alike: a failed declaration uses its id up); running out of memory while planning fails
  * that process alone, and the access's first use then fails on its node or everywhere
  * (its first synchronisation checks that all work on the same access). */
-int tio_agg_declare(tio_agg_t agg, int count, const MPI_Offset offsets[],
+TIO_API int tio_agg_declare(tio_agg_t agg, int count, const MPI_Offset offsets[],
                     const MPI_Offset sizes[], int *id);
 
 /* Collective: every process passes the same id. Writes this process's pieces of access id
  * from buf (their total size); returns when every piece is in the target (in the node
  * regime: every piece of the node's processes; visible to every process once all have
  * returned, not yet durable: see tio_agg_sync). Any number of times per access. */
-int tio_agg_write(tio_agg_t agg, int id, const void *buf);
+TIO_API int tio_agg_write(tio_agg_t agg, int id, const void *buf);
 
 /* Collective, as tio_agg_write: reads this process's pieces of access id into buf. Bytes
  * that were never written (beyond the end of the file, or outside every extent of the
  * manifest) are an error. With tierio_agg_read=auto (the default) an access whose
  * processes' pieces do not interleave is read by each process itself from the shared
  * file, with one synchronisation that reports a failure everywhere. */
-int tio_agg_read(tio_agg_t agg, int id, void *buf);
+TIO_API int tio_agg_read(tio_agg_t agg, int id, void *buf);
 
 /* Collective. Makes everything written so far durable (fdatasync of every target file by
  * the aggregators that wrote it; the manifest of subfiles and node-local targets), and
  * reports to every process that saw none the failure of any process's write or read since
  * the last sync (the lowest rank's), or that processes passed different accesses. */
-int tio_agg_sync(tio_agg_t agg);
+TIO_API int tio_agg_sync(tio_agg_t agg);
 
 /* Collective. Syncs, frees the buffers (and their files on storage tiers), and sets *agg
  * to NULL. */
-int tio_agg_close(tio_agg_t *agg);
+TIO_API int tio_agg_close(tio_agg_t *agg);
 
 /* Local. A new info with the settings in effect (the caller frees it): the keys above
  * with the values really used, plus
@@ -192,7 +194,7 @@ int tio_agg_close(tio_agg_t *agg);
  *                                 synchronises
  * The aggregators are known once chosen: at open with the default strategy, at the first
  * declaration with tapioca (before that the two keys are absent). */
-int tio_agg_get_info(tio_agg_t agg, MPI_Info *info_used);
+TIO_API int tio_agg_get_info(tio_agg_t agg, MPI_Info *info_used);
 
 /* ---- the MPI-IO route ----------------------------------------------------------------
  * The same arguments as the MPI calls; libtierio-pmpi defines the MPI_File_* names with
@@ -213,18 +215,18 @@ int tio_agg_get_info(tio_agg_t agg, MPI_Info *info_used);
  * the MPI library's) and reports a failure of another node's routed call since the last
  * sync, and MPI_File_close syncs and frees the handle before the library closes the file.
  * MPI_File_get_info adds the keys of tio_agg_get_info. */
-int tio_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+TIO_API int tio_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                   MPI_File *fh);
-int tio_file_close(MPI_File *fh);
-int tio_file_sync(MPI_File fh);
-int tio_file_get_info(MPI_File fh, MPI_Info *info_used);
-int tio_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+TIO_API int tio_file_close(MPI_File *fh);
+TIO_API int tio_file_sync(MPI_File fh);
+TIO_API int tio_file_get_info(MPI_File fh, MPI_Info *info_used);
+TIO_API int tio_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status);
-int tio_file_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+TIO_API int tio_file_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                          MPI_Datatype datatype, MPI_Status *status);
-int tio_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+TIO_API int tio_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                        MPI_Status *status);
-int tio_file_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+TIO_API int tio_file_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                       MPI_Status *status);
 
 #ifdef __cplusplus

@@ -51,6 +51,8 @@
 #ifndef TIERIO_CKPT_H
 #define TIERIO_CKPT_H
 
+#include "tierio/export.h"
+
 #include <mpi.h>
 #include <stddef.h>
 
@@ -94,7 +96,7 @@ typedef struct tio_ckpt *tio_ckpt_t;
  * (processes that see the same directory, tio_comm_split_neighborhood); every process must
  * see one. The partner copy needs at least two neighbourhoods. Every process passes the
  * same name and values. comm is duplicated: the handle does not need it afterwards. */
-int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ckpt);
+TIO_API int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ckpt);
 
 /* Collective. Finds the newest version complete for every process at some level -- its
  * own local files, else its partner copy (rebuilt into its local directory over MPI),
@@ -103,13 +105,13 @@ int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ck
  * checks are skipped with a warning on stderr. *version = -1 and *level =
  * TIO_CKPT_LEVEL_NONE when there is none (not an error). A checkpoint written by a
  * different number of processes is an error. Call it before the first tio_ckpt_begin. */
-int tio_ckpt_restart(tio_ckpt_t ckpt, long long *version, int *level);
+TIO_API int tio_ckpt_restart(tio_ckpt_t ckpt, long long *version, int *level);
 
 /* Collective. Starts checkpoint `version` (>= 0, the same on every process, larger than
  * any version this handle has begun or restarted). Whatever is stored under the set's
  * name for versions >= `version` -- a checkpoint torn by a crash, or newer ones left by a
  * run that restarted from an older version -- is removed first. */
-int tio_ckpt_begin(tio_ckpt_t ckpt, long long version);
+TIO_API int tio_ckpt_begin(tio_ckpt_t ckpt, long long version);
 
 /* Local. The path of this process's file `file` ([A-Za-z0-9._-], at most 64 bytes, not
  * starting with '.') in the current checkpoint, in path[0..len). Between begin and commit
@@ -117,14 +119,14 @@ int tio_ckpt_begin(tio_ckpt_t ckpt, long long version);
  * local directory); every file routed must exist at commit. After tio_ckpt_restart it is
  * where to read it, and a file this process did not write in that version is an error of
  * class MPI_ERR_NO_SUCH_FILE. */
-int tio_ckpt_route(tio_ckpt_t ckpt, const char *file, char *path, int len);
+TIO_API int tio_ckpt_route(tio_ckpt_t ckpt, const char *file, char *path, int len);
 
 /* Local. Writes buf[0..len) as this process's file `file` of the version being written
  * (creating or replacing it) and computes its checksum on the way, so that commit need
  * not read it back: the fast path for state held in memory. The file must not be changed
  * afterwards except through tio_ckpt_route (which makes commit read it again). If it
  * fails, the version cannot be committed (commit returns an error). */
-int tio_ckpt_write(tio_ckpt_t ckpt, const char *file, const void *buf, size_t len);
+TIO_API int tio_ckpt_write(tio_ckpt_t ckpt, const char *file, const void *buf, size_t len);
 
 /* Collective. Ends the checkpoint begun: fsyncs every file and directory, computes the
  * checksums, sends the partner copies (TIO_CKPT_PARTNER), and writes the manifest, last
@@ -134,20 +136,20 @@ int tio_ckpt_write(tio_ckpt_t ckpt, const char *file, const void *buf, size_t le
  * background with "async", before returning with "sync". Versions beyond TIO_CKPT_KEEP
  * are removed. A failure of an earlier background drain does not fail this call; it is
  * returned by tio_ckpt_wait or tio_ckpt_close. On error the version is removed. */
-int tio_ckpt_commit(tio_ckpt_t ckpt);
+TIO_API int tio_ckpt_commit(tio_ckpt_t ckpt);
 
 /* Collective. Returns when the drain in flight (if any) is over: on success that version
  * is complete on the global tier. Returns the first drain failure not yet returned. */
-int tio_ckpt_wait(tio_ckpt_t ckpt);
+TIO_API int tio_ckpt_wait(tio_ckpt_t ckpt);
 
 /* Local. The newest version this process knows to be complete at the local level (own
  * files and manifest; partner copies included) and at the global level; -1 for none.
  * Under MPI_THREAD_MULTIPLE it sees a background drain that has finished. */
-int tio_ckpt_status(tio_ckpt_t ckpt, long long *local_version, long long *global_version);
+TIO_API int tio_ckpt_status(tio_ckpt_t ckpt, long long *local_version, long long *global_version);
 
 /* Collective. Waits for the drain in flight, removes an uncommitted checkpoint, frees the
  * handle and sets *ckpt to NULL. Returns the first drain failure not yet returned. */
-int tio_ckpt_close(tio_ckpt_t *ckpt);
+TIO_API int tio_ckpt_close(tio_ckpt_t *ckpt);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@
 #ifndef TIERIO_NET_H
 #define TIERIO_NET_H
 
+#include "tierio/export.h"
+
 #include "tierio/tier.h"
 
 #ifdef __cplusplus
@@ -29,18 +31,18 @@ enum tio_net_level {
 };
 
 /* Seconds per hop, and bytes per second; 0 when unknown. */
-int tio_net_latency(tio_tiers_t tiers, int level, double *latency);
-int tio_net_bandwidth(tio_tiers_t tiers, int level, double *bandwidth);
+TIO_API int tio_net_latency(tio_tiers_t tiers, int level, double *latency);
+TIO_API int tio_net_bandwidth(tio_tiers_t tiers, int level, double *bandwidth);
 
 /* Hops between the nodes of two ranks (0 on one node). */
-int tio_net_distance(tio_tiers_t tiers, int rank_a, int rank_b, int *hops);
+TIO_API int tio_net_distance(tio_tiers_t tiers, int rank_a, int rank_b, int *hops);
 /* Hops from rank's node to the I/O node. */
-int tio_net_distance_to_io(tio_tiers_t tiers, int rank, int *hops);
+TIO_API int tio_net_distance_to_io(tio_tiers_t tiers, int rank, int *hops);
 
 /* The number of nodes, and the node of a rank: its index (0..nodes-1, in the order of
  * their lowest ranks) and its host name (name may be NULL; len >= 1). */
-int tio_net_nodes(tio_tiers_t tiers, int *nodes);
-int tio_net_node(tio_tiers_t tiers, int rank, int *node, char *name, int len);
+TIO_API int tio_net_nodes(tio_tiers_t tiers, int *nodes);
+TIO_API int tio_net_node(tio_tiers_t tiers, int rank, int *node, char *name, int len);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@
 #ifndef TIERIO_TIER_H
 #define TIERIO_TIER_H
 
+#include "tierio/export.h"
+
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,25 +104,25 @@ typedef struct tio_tiers *tio_tiers_t;
  * site file that cannot exist here is an error naming the file, line and reason (an HBM
  * tier on a machine without HBM, a NUMA node that does not exist, a storage directory that
  * is missing or not writable). comm is duplicated. */
-int tio_tiers_open(MPI_Comm comm, const char *site_file, tio_tiers_t *tiers);
+TIO_API int tio_tiers_open(MPI_Comm comm, const char *site_file, tio_tiers_t *tiers);
 
 /* Collective over the handle's communicator. Frees it and sets *tiers to NULL. */
-int tio_tiers_close(tio_tiers_t *tiers);
+TIO_API int tio_tiers_close(tio_tiers_t *tiers);
 
 /* Local. The number of tiers of this process's node, and tier `index` (0..count-1; the
  * order is DRAM, HBM, then the site file's order). The figures `available` is measured
  * at each call. */
-int tio_tiers_count(tio_tiers_t tiers, int *count);
-int tio_tiers_get(tio_tiers_t tiers, int index, struct tio_tier_info *info);
+TIO_API int tio_tiers_count(tio_tiers_t tiers, int *count);
+TIO_API int tio_tiers_get(tio_tiers_t tiers, int index, struct tio_tier_info *info);
 /* Local. The index of the tier called name, or -1 when this node has none (not an
  * error). */
-int tio_tiers_find(tio_tiers_t tiers, const char *name, int *index);
+TIO_API int tio_tiers_find(tio_tiers_t tiers, const char *name, int *index);
 
 /* "dram", "hbm", "node-local", "global" / "none", "job", "permanent" / "process", "node",
  * "nodes", "global" (the spellings of the site file); NULL for an unknown value. */
-const char *tio_tier_kind_name(enum tio_tier_kind kind);
-const char *tio_persistence_name(enum tio_persistence persistence);
-const char *tio_scope_name(enum tio_scope scope);
+TIO_API const char *tio_tier_kind_name(enum tio_tier_kind kind);
+TIO_API const char *tio_persistence_name(enum tio_persistence persistence);
+TIO_API const char *tio_scope_name(enum tio_scope scope);
 
 /* ---- buffers on a tier (Listing 1 of Tessier et al., ICS 2018: memAlloc, memWrite,
  * memRead, memFlush, memFree) -------------------------------------------------------- */
@@ -146,33 +148,33 @@ typedef struct tio_buf *tio_buf_t;
  * name: the files' base name on storage tiers ([A-Za-z0-9._-], at most 64 bytes, not
  * starting with '.'); NULL makes one unique to the call. Every process passes the same
  * tier, name and flags. A size beyond the tier's available bytes is an error. */
-int tio_buf_alloc(tio_tiers_t tiers, const char *tier, MPI_Aint size, const char *name,
+TIO_API int tio_buf_alloc(tio_tiers_t tiers, const char *tier, MPI_Aint size, const char *name,
                   int flags, MPI_Comm comm, tio_buf_t *buf);
 
 /* Local. Copy size bytes from src into the buffer of process `rank` (of the buffer's
  * comm) at offset. Returns when src may be reused; the data is in place at the target
  * once this process has called tio_buf_flush. */
-int tio_buf_write(tio_buf_t buf, const void *src, MPI_Aint size, MPI_Aint offset, int rank);
+TIO_API int tio_buf_write(tio_buf_t buf, const void *src, MPI_Aint size, MPI_Aint offset, int rank);
 /* Local. Copy size bytes at offset of process rank's buffer into dst; returns when they
  * are there. Data another process wrote is seen once that process has flushed (and the
  * two have synchronised, e.g. with a barrier). Where MPI serves the window with messages
  * (Open MPI's osc pt2pt: NUMA-bound memory, storage across nodes) an operation completes
  * when its target process is in an MPI call. */
-int tio_buf_read(tio_buf_t buf, void *dst, MPI_Aint size, MPI_Aint offset, int rank);
+TIO_API int tio_buf_read(tio_buf_t buf, void *dst, MPI_Aint size, MPI_Aint offset, int rank);
 /* Local. Completes every write this process made, at its targets; then, on a storage
  * tier, writes this process's own buffer back to its file and returns when that is
  * durable (only dirty pages are written). To make durable what others wrote into your
  * buffer: they flush, all synchronise, then you flush. */
-int tio_buf_flush(tio_buf_t buf);
+TIO_API int tio_buf_flush(tio_buf_t buf);
 /* Local. This process's own buffer: its address and size (loads and stores there are
  * fine outside the calls above; flush before others read what you stored). */
-int tio_buf_local(tio_buf_t buf, void **base, MPI_Aint *size);
+TIO_API int tio_buf_local(tio_buf_t buf, void **base, MPI_Aint *size);
 /* Local. The buffer's window, for one-sided operations of the caller's own. It is in a
  * passive-target epoch to every process (MPI_Win_lock_all) until tio_buf_free. */
-int tio_buf_win(tio_buf_t buf, MPI_Win *win);
+TIO_API int tio_buf_win(tio_buf_t buf, MPI_Win *win);
 /* Collective. Writes back (storage), frees the window, the memory and (unless
  * TIO_BUF_KEEP) the files, and sets *buf to NULL. */
-int tio_buf_free(tio_buf_t *buf);
+TIO_API int tio_buf_free(tio_buf_t *buf);
 
 /* ---- where to aggregate: the cost model (§3.2 of Tessier et al., ICS 2018) ----------
  *
@@ -241,7 +243,7 @@ struct tio_cost {
  * needs for a candidate that qualifies is unknown (0): its latency or write bandwidth
  * (and read bandwidth with TIO_COST_DRAIN_AT_TIER_SPEED), the network's latency or
  * bandwidth. Unknown producer bandwidths (src_bandwidth NULL or 0) do not limit. */
-int tio_cost_eval(const struct tio_cost_input *in, const struct tio_tier_info *candidate,
+TIO_API int tio_cost_eval(const struct tio_cost_input *in, const struct tio_tier_info *candidate,
                   struct tio_cost *out);
 
 /* The collective choice. */
@@ -262,7 +264,7 @@ struct tio_placement {
  * wins (ties: lowest rank, then the first tier). Every process gets the same *out. An
  * error when no tier anywhere qualifies (the message gives what was needed and the best
  * there was), or when a figure the model needs is unknown (run `tierio probe`). */
-int tio_cost_place(tio_tiers_t tiers, MPI_Comm comm, unsigned long long bytes, int eligible,
+TIO_API int tio_cost_place(tio_tiers_t tiers, MPI_Comm comm, unsigned long long bytes, int eligible,
                    const struct tio_cost_opts *opts, struct tio_placement *out);
 
 /* ---- measuring a machine into a site file (what `tierio probe` does) ------------------ */
@@ -280,6 +282,9 @@ struct tio_site_probe_opts {
                                   4 MiB (0: 64 MiB) */
     const char *out;           /* the site file to write (durably replaced); "-": stdout */
     FILE *report;              /* where rank 0 prints the figures (NULL: stdout) */
+    int json;                  /* the figures as one JSON object instead of a table */
+    FILE *progress;            /* where rank 0 shows which measurement runs, a line rewritten
+                                  in place (for a terminal); NULL: nowhere */
 };
 
 /* Collective over comm. Rank 0 measures the latency and bandwidths of its node's tiers
@@ -290,12 +295,14 @@ struct tio_site_probe_opts {
  * ends (the caller's handlers are restored after). Returns, on every process, 0; 1 when a
  * measurement or the write failed (no site file written); 2 when the options or the site
  * file are wrong. Messages go to stderr. */
-int tio_site_probe(MPI_Comm comm, const struct tio_site_probe_opts *opts);
+TIO_API int tio_site_probe(MPI_Comm comm, const struct tio_site_probe_opts *opts);
 
-/* A size as tierio reads it everywhere (site file, hints, command line): bytes, or with
- * K, M, G, T (powers of 1024; also KiB ...) or KB, MB, GB, TB (powers of 1000). 0, or -1
- * for anything else. */
-int tio_parse_size(const char *s, uint64_t *bytes);
+/* A size as tierio reads it everywhere (site file, hints, environment, command line):
+ * bytes, or a number with a unit that means what it says: K, M, G, T, P (also KB ...)
+ * are powers of 1000, Ki, Mi, Gi, Ti, Pi (also KiB ...) powers of 1024; "1.5Gi" is
+ * allowed when it is a whole number of bytes. 0, or -1 for anything else (and for a size
+ * beyond 2^64 - 1). */
+TIO_API int tio_parse_size(const char *s, uint64_t *bytes);
 
 #ifdef __cplusplus
 }

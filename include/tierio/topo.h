@@ -21,6 +21,8 @@
 #ifndef TIERIO_TOPO_H
 #define TIERIO_TOPO_H
 
+#include "tierio/export.h"
+
 #include <mpi.h>
 
 #ifdef __cplusplus
@@ -65,7 +67,7 @@ enum tio_nbhd_algorithm {
  * and the reason; on error *newcomm is MPI_COMM_NULL on every process and no probe file is
  * left. Thread safety: as MPI_Comm_split (concurrent calls on different communicators are
  * fine under MPI_THREAD_MULTIPLE). */
-int tio_comm_split_neighborhood(MPI_Comm comm, const char *dirname, int key, MPI_Info info,
+TIO_API int tio_comm_split_neighborhood(MPI_Comm comm, const char *dirname, int key, MPI_Info info,
                                 MPI_Comm *newcomm);
 
 /* What the last discovery made by the calling thread cost and found. "File operations" are
@@ -92,10 +94,10 @@ struct tio_nbhd_stats {
 /* Fill *stats with the last discovery of the calling thread (successful or not). Returns 1
  * when there was one, 0 (and *stats zeroed) when this thread has not called
  * tio_comm_split_neighborhood or MPI_Comm_split_type with TIERIO_COMM_TYPE_NEIGHBORHOOD. */
-int tio_nbhd_last_stats(struct tio_nbhd_stats *stats);
+TIO_API int tio_nbhd_last_stats(struct tio_nbhd_stats *stats);
 
 /* "exhaustive", "heuristic", "hybrid", "auto"; NULL for an unknown value. */
-const char *tio_nbhd_algorithm_name(enum tio_nbhd_algorithm algorithm);
+TIO_API const char *tio_nbhd_algorithm_name(enum tio_nbhd_algorithm algorithm);
 
 #ifdef __cplusplus
 }

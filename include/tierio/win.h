@@ -19,46 +19,48 @@
 #ifndef TIERIO_WIN_H
 #define TIERIO_WIN_H
 
+#include "tierio/export.h"
+
 #include <mpi.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-int tio_win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+TIO_API int tio_win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      void *baseptr, MPI_Win *win);
-int tio_win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+TIO_API int tio_win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void *baseptr, MPI_Win *win);
-int tio_win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+TIO_API int tio_win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                          void *baseptr);
 
 /* Storage for dynamic windows: allocate with hints, then MPI_Win_attach / tio_win_attach. */
-int tio_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
-int tio_free_mem(void *base);
-int tio_win_attach(MPI_Win win, void *base, MPI_Aint size);
-int tio_win_detach(MPI_Win win, const void *base);
+TIO_API int tio_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+TIO_API int tio_free_mem(void *base);
+TIO_API int tio_win_attach(MPI_Win win, void *base, MPI_Aint size);
+TIO_API int tio_win_detach(MPI_Win win, const void *base);
 
 /* MPI_Win_sync, and for storage windows: write back the dirty data and return when it is
  * durable (fdatasync level). Only dirty pages are written. */
-int tio_win_sync(MPI_Win win);
+TIO_API int tio_win_sync(MPI_Win win);
 /* MPI_Win_free; writes back first unless storage_alloc_discard, and removes the file
  * with storage_alloc_unlink. */
-int tio_win_free(MPI_Win *win);
+TIO_API int tio_win_free(MPI_Win *win);
 /* MPI_Win_get_info plus the storage hints in effect (storage_alloc_factor is the
  * fraction really on storage after page rounding). */
-int tio_win_get_info(MPI_Win win, MPI_Info *info_used);
+TIO_API int tio_win_get_info(MPI_Win win, MPI_Info *info_used);
 /* MPI_Win_get_attr; MPI_WIN_CREATE_FLAVOR answers for the call the application made. */
-int tio_win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag);
+TIO_API int tio_win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag);
 
 /* Is win a tierio storage window (any part of its local memory on storage)? */
-int tio_win_is_storage(MPI_Win win, int *flag);
+TIO_API int tio_win_is_storage(MPI_Win win, int *flag);
 
 /* Large-count forms (MPI-4 MPI_Win_allocate_c and friends). */
-int tio_win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+TIO_API int tio_win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                        void *baseptr, MPI_Win *win);
-int tio_win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+TIO_API int tio_win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                               MPI_Comm comm, void *baseptr, MPI_Win *win);
-int tio_win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+TIO_API int tio_win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                            void *baseptr);
 
 #ifdef __cplusplus

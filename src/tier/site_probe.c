@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tier/probe_report.h"
 #include "tier/tier_env.h"
 #include "tier/tier_hwloc.h"
 #include "tier/tier_probe.h"
@@ -19,7 +20,7 @@
 #include "util/fileio.h"
 
 /* Where the figures are printed (rank 0, one probe at a time per thread). */
-static _Thread_local FILE *rep;
+static _Thread_local struct tio_probe_report *rep;
 
 /* A probe file left behind by a signal would stay in the user's directory. */
 static void remove_probe_file(int sig)
@@ -80,16 +81,6 @@ static int tier_arg(struct tio_site *s, const char *arg)
     return add_tier(s, name, (enum tio_tier_kind)k, colon + 1) ? 0 : -1;
 }
 
-static void print_row(const char *name, const char *kind, const struct tio_probe *p,
-                      const char *where)
-{
-    char lat[32], rd[32], wr[32];
-    tio_format_time(p->latency, lat, sizeof lat);
-    tio_format_rate(p->read_bw, rd, sizeof rd);
-    tio_format_rate(p->write_bw, wr, sizeof wr);
-    fprintf(rep, "  %-10s %-11s %11s %12s %12s   %s\n", name, kind, lat, rd, wr, where);
-}
-
 /* Measure one tier of s on this node; 0, or 1 when it failed (printed). */
 static int measure(const struct tio_hw *hw, struct tio_site_tier *t, size_t size)
 {
@@ -97,14 +88,17 @@ static int measure(const struct tio_hw *hw, struct tio_site_tier *t, size_t size
     struct tio_err err = {0};
     char where[TIO_TIER_PATH_MAX + 64], host[64] = "";
     gethostname(host, sizeof host - 1);
+    const char *kind = tio_tier_kind_name(t->kind);
     if (!tio_site_tier_on_host(t, host)) {
-        fprintf(rep, "  %-10s %-11s not on this host (nodes = %s): entry kept as it is\n",
-                t->name, tio_tier_kind_name(t->kind), t->nodes);
+        snprintf(where, sizeof where, "not on this host (nodes = %s): entry kept as it is",
+                 t->nodes);
+        tio_probe_report_tier(rep, t->name, kind, NULL, "elsewhere", where);
         return 0;
     }
+    tio_probe_report_step(rep, t->name);
     if (t->kind == TIO_TIER_NODE_LOCAL || t->kind == TIO_TIER_GLOBAL) {
         if (tio_probe_storage(t->path, size, &p, &err)) {
-            fprintf(rep, "  %-10s %-11s failed: %s\n", t->name, tio_tier_kind_name(t->kind), err.msg);
+            tio_probe_report_tier(rep, t->name, kind, NULL, "failed", err.msg);
             return 1;
         }
         snprintf(where, sizeof where, "%s%s", t->path,
@@ -113,16 +107,17 @@ static int measure(const struct tio_hw *hw, struct tio_site_tier *t, size_t size
         char list[64];
         snprintf(list, sizeof list, "%s", t->numa);
         if (t->kind == TIO_TIER_HBM && !list[0] && tio_hw_hbm_nodes(hw, list, sizeof list) == 0) {
-            fprintf(rep, "  %-10s %-11s absent: hwloc reports no HBM or MCDRAM NUMA node here "
-                   "(entry kept as it is)\n", t->name, "hbm");
+            tio_probe_report_tier(rep, t->name, "hbm", NULL, "absent",
+                                  "hwloc reports no HBM or MCDRAM NUMA node here (entry kept "
+                                  "as it is)");
             return 0;
         }
         char what[64];
         snprintf(what, sizeof what, "tier \"%s\"", t->name);
         void *buf = list[0] ? tio_hw_alloc(hw, list, size, what, &err) : malloc(size);
         if (!buf || tio_probe_memory(buf, size, &p, &err)) {
-            fprintf(rep, "  %-10s %-11s failed: %s\n", t->name, tio_tier_kind_name(t->kind),
-                   err.cls ? err.msg : "out of memory");
+            tio_probe_report_tier(rep, t->name, kind, NULL, "failed",
+                                  err.cls ? err.msg : "out of memory");
             if (buf && list[0])
                 tio_hw_free(hw, buf, size);
             else
@@ -135,7 +130,7 @@ static int measure(const struct tio_hw *hw, struct tio_site_tier *t, size_t size
             free(buf);
         snprintf(where, sizeof where, list[0] ? "NUMA node(s) %s" : "malloc", list);
     }
-    print_row(t->name, tio_tier_kind_name(t->kind), &p, where);
+    tio_probe_report_tier(rep, t->name, kind, &p, NULL, where);
     t->latency = p.latency;
     t->read_bandwidth = p.read_bw;
     t->write_bandwidth = p.write_bw;
@@ -184,21 +179,18 @@ static void network(MPI_Comm comm, struct tio_site *s, int rank, int size)
             inter = r;
     }
     double lat = 0, bw = 0;
-    char l[32], b[32];
     for (int level = 0; level < 2; level++) {
         int peer = level ? inter : intra;
         if (peer < 0)
             continue;
+        if (rank == 0)
+            tio_probe_report_step(rep, level ? "the network" : "the network within the node");
         if (rank == 0 || rank == peer)
             pingpong(comm, rank, peer, &lat, &bw);
         PMPI_Barrier(comm);
         if (rank != 0)
             continue;
-        tio_format_time(lat, l, sizeof l);
-        tio_format_rate(bw, b, sizeof b);
-        fprintf(rep, "  %-10s %-11s %11s %12s %12s   rank 0 (%s) - rank %d (%s)\n",
-               level ? "network" : "in-node", level ? "inter-node" : "intra-node", l, b, b,
-               hosts[0], peer, hosts[peer]);
+        tio_probe_report_net(rep, level, lat, bw, hosts[0], peer, hosts[peer]);
         if (level) {
             s->net_latency = lat;
             s->net_bandwidth = bw;
@@ -208,8 +200,7 @@ static void network(MPI_Comm comm, struct tio_site *s, int rank, int size)
         }
     }
     if (rank == 0 && inter < 0)
-        fprintf(rep, "  %-10s not measured: every rank is on %s (run under mpiexec on two nodes)\n",
-               "network", hosts[0]);
+        tio_probe_report_net(rep, 1, 0, 0, hosts[0], -1, NULL);
     free(hosts);
 }
 
@@ -270,7 +261,10 @@ int tio_site_probe(MPI_Comm comm, const struct tio_site_probe_opts *given)
         opts.pfs = env.pfs;
     if (!opts.size)
         opts.size = 64u << 20;
-    rep = o->report ? o->report : stdout;
+    struct tio_probe_report report;
+    if (rank == 0)
+        tio_probe_report_open(&report, o->report ? o->report : stdout, o->progress, o->json);
+    rep = &report;
     struct tio_site s;
     struct tio_hw hw = {0};
     struct tio_err err = {0};
@@ -313,34 +307,26 @@ int tio_site_probe(MPI_Comm comm, const struct tio_site_probe_opts *given)
                 snprintf(h->numa, sizeof h->numa, "%s", hbm);
         }
         if (!failed) {
-            char sz[32];
-            tio_format_size(o->size, sz, sizeof sz);
-            fprintf(rep, "tierio probe on %d process%s, %s per measurement\n", size,
-                   size > 1 ? "es" : "", sz);
-            fprintf(rep, "  %-10s %-11s %11s %12s %12s   %s\n", "tier", "kind", "latency", "read",
-                   "write", "where");
+            tio_probe_report_begin(rep, size, o->size, s.ntiers + (size > 1 ? 2 : 0));
             for (int i = 0; i < s.ntiers; i++)
                 failed |= measure(&hw, &s.tiers[i], o->size);
             if (!has_hbm && !nhbm)
-                fprintf(rep, "  %-10s %-11s absent: hwloc reports no HBM or MCDRAM NUMA node\n",
-                       "hbm", "hbm");
+                tio_probe_report_tier(rep, "hbm", "hbm", NULL, "absent",
+                                      "hwloc reports no HBM or MCDRAM NUMA node");
         }
     }
     PMPI_Bcast(&failed, 1, MPI_INT, 0, comm);
     if (failed != 2)
         network(comm, &s, rank, size);
-    if (rank == 0 && failed) {
+    if (rank == 0 && failed == 1) {
         fprintf(stderr, "tierio probe: a measurement failed: no site file written\n");
-    } else if (rank == 0) {
-        if (write_site(&s, o->out, size) < 0) {
-            fprintf(stderr, "tierio probe: cannot write %s: %s\n", o->out, strerror(errno));
-            failed = 1;
-        } else if (strcmp(o->out, "-")) {
-            fprintf(rep, "wrote %s\n", o->out);
-        }
+    } else if (rank == 0 && !failed && write_site(&s, o->out, size) < 0) {
+        fprintf(stderr, "tierio probe: cannot write %s: %s\n", o->out, strerror(errno));
+        failed = 1;
     }
-    tio_site_free(&s);
-    tio_hw_unload(&hw);
+    if (rank == 0)
+        tio_probe_report_end(rep, failed, o->out);
+    rep = NULL;
     tio_site_free(&s);
     tio_hw_unload(&hw);
     if (rank == 0) { /* the caller's handlers back */

@@ -7,6 +7,9 @@
 
 #include <mpi.h>
 
-int tio_topo_split_type(MPI_Comm comm, int key, MPI_Info info, MPI_Comm *newcomm);
+#include "tierio/export.h"
+
+/* Exported for libtierio-pmpi only (not in a public header). */
+TIO_API int tio_topo_split_type(MPI_Comm comm, int key, MPI_Info info, MPI_Comm *newcomm);
 
 #endif

@@ -20,6 +20,10 @@ const struct tio_umdrv_ops *tio_umdrv_find(const char *name) {
     return NULL;
 }
 
+const char *tio_umdrv_name(size_t i) {
+    return i < sizeof drivers / sizeof *drivers ? (drivers[i] ? drivers[i]->name : NULL) : NULL;
+}
+
 void tio_umdrv_names(char *out, size_t len) {
     size_t at = 0, n = 0;
     while (drivers[n]) n++;

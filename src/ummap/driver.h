@@ -43,6 +43,8 @@ int tio_umdrv_fdatasync(struct tio_umdrv *d);
 const struct tio_umdrv_ops *tio_umdrv_find(const char *name);
 /* The drivers of this build, as a list for messages: "posix", "direct" or "uring". */
 void tio_umdrv_names(char *out, size_t len);
+/* The i-th driver of this build's table, or NULL past the last. */
+const char *tio_umdrv_name(size_t i);
 extern const struct tio_umdrv_ops tio_umdrv_posix;
 extern const struct tio_umdrv_ops tio_umdrv_direct;
 #ifdef TIO_HAVE_URING

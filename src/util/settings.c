@@ -418,27 +418,3 @@ const struct tio_key_table *const *tio_settings_tables(size_t *n)
     *n = ntables;
     return tables;
 }
-
-static void print_plain(FILE *out)
-{
-    char now[TIO_KEY_VAL_MAX + 1];
-    for (size_t t = 0; t < ntables; t++) {
-        fprintf(out, "%s\n", tables[t]->layer);
-        for (size_t i = 0; i < tables[t]->n; i++) {
-            const struct tio_key *k = &tables[t]->keys[i];
-            fprintf(out, "  %-30s %-26s %s", k->name ? k->name : "-", k->env ? k->env : "-",
-                    k->values ? k->values : "");
-            if (k->env && tio_settings_getenv(NULL, k->env, now, sizeof now) >= 0)
-                fprintf(out, "  [now: %s]", now);
-            fputc('\n', out);
-        }
-    }
-}
-
-void tio_settings_print(FILE *out, int markdown)
-{
-    if (markdown)
-        tio_settings_markdown(out, tables, ntables);
-    else
-        print_plain(out);
-}

@@ -3,6 +3,7 @@
 #ifndef TIO_UTIL_VALUES_H
 #define TIO_UTIL_VALUES_H
 
+#include "tierio/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,7 +19,7 @@ int tio_parse_u64(const char *s, uint64_t *out);
  *   sizes: bytes, or K M G T (powers of 1024, also KiB...), KB MB GB TB (powers of 1000)
  *   rates: a size per second, "5GB/s", "38 GiB/s"
  *   times: s, ms, us, ns (bare numbers are seconds) */
-int tio_parse_size(const char *s, uint64_t *out);
+TIO_API int tio_parse_size(const char *s, uint64_t *out); /* public: tierio/tier.h */
 int tio_parse_rate(const char *s, double *out);
 int tio_parse_time(const char *s, double *out);
 /* Readable forms for the site file and reports ("38.2 GB/s", "85 ns", "7.0 GiB"). */

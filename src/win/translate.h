@@ -9,18 +9,21 @@
 
 #include <mpi.h>
 
-extern int tio_xlate_count;
+#include "tierio/export.h"
+
+/* Exported (TIO_API) for libtierio-pmpi only; not declared in a public header, not API. */
+TIO_API extern int tio_xlate_count;
 
 /* Called by libtierio-pmpi when it is loaded: only then are the one-sided calls
  * translated, so only then may overlay windows be made. */
-void tio_mark_rma_interposed(void);
+TIO_API void tio_mark_rma_interposed(void);
 int tio_rma_interposed(void);
 
 /* shifts[n] in bytes and disp_units[n] of every rank (copied). Returns 0 or ENOMEM. */
 int tio_xlate_register(MPI_Win win, int n, const MPI_Aint *shifts,
                        const MPI_Aint *disp_units);
 void tio_xlate_unregister(MPI_Win win);
-MPI_Aint tio_xlate_disp_slow(MPI_Win win, int rank, MPI_Aint disp);
+TIO_API MPI_Aint tio_xlate_disp_slow(MPI_Win win, int rank, MPI_Aint disp);
 
 static inline MPI_Aint tio_xlate_disp(MPI_Win win, int rank, MPI_Aint disp)
 {

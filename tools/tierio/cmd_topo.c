@@ -3,12 +3,14 @@
  *   mpiexec -n 16 --hostfile hosts tierio topo /scratch /lustre/project
  * Rank 0 prints; the exit status is 0 when every discovery worked, 1 when one failed, 2 on
  * a usage error. */
+#include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "util/json.h"
 #include "tierio/topo.h"
 
 struct topo_cli {
@@ -28,21 +30,6 @@ static void usage(FILE *f)
             "  and the time of the slowest rank.\n"
             "  -a, --algorithm auto|hybrid|exhaustive|heuristic   (default auto = hybrid)\n"
             "  --json   one JSON object per directory instead of text\n");
-}
-
-/* s as a JSON string. */
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
 }
 
 /* "0-3,8,10-11" from ascending ranks. */
@@ -84,7 +71,7 @@ static void print_members(const struct topo_cli *t, const int *member, int n, in
         const char *name = t->names + (size_t)member[i] * MPI_MAX_PROCESSOR_NAME;
         printf("%s", first ? "" : json ? "," : ", ");
         if (json)
-            json_str(name);
+            tio_json_str(stdout, name);
         else
             printf("%s", name);
         first = 0;
@@ -104,7 +91,7 @@ static void report(const struct topo_cli *t, const char *dir, const int *gid,
         groups += gid[r] == r;
     if (t->json) {
         printf("{\"dir\":");
-        json_str(dir);
+        tio_json_str(stdout, dir);
         printf(",\"algorithm\":\"%s\",\"ranks\":%d,\"nodes\":%d,\"groups\":[",
                tio_nbhd_algorithm_name(s->algorithm), t->size, t->nnodes);
     }
@@ -171,9 +158,9 @@ static int discover(const struct topo_cli *t, const char *dir)
             MPI_Error_string(rc, msg, &len);
             if (t->json) {
                 printf("{\"dir\":");
-                json_str(dir);
+                tio_json_str(stdout, dir);
                 printf(",\"error\":");
-                json_str(msg);
+                tio_json_str(stdout, msg);
                 printf("}\n");
             } else
                 printf("%s: error: %s\n", dir, msg);
@@ -227,42 +214,44 @@ static void find_nodes(struct topo_cli *t)
 /* Options; returns the index of the first directory, or -1 (usage error), or 0 (help). */
 static int parse(struct topo_cli *t, int argc, char **argv)
 {
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"algorithm", required_argument, NULL, 'a'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:a:h", opts, NULL)) != -1) {
+        if (c == 'h')
             return 0;
-        if (!strcmp(argv[i], "--json")) {
+        if (c == 'j') {
             t->json = 1;
-        } else if ((!strcmp(argv[i], "-a") || !strcmp(argv[i], "--algorithm")) && i + 1 < argc) {
-            const char *a = argv[++i];
+        } else if (c == 'a') {
             enum tio_nbhd_algorithm all[] = {TIO_NBHD_AUTO, TIO_NBHD_HYBRID, TIO_NBHD_EXHAUSTIVE,
                                              TIO_NBHD_HEURISTIC};
             int ok = 0;
             for (int k = 0; k < 4; k++)
-                if (!strcmp(a, tio_nbhd_algorithm_name(all[k]))) {
+                if (!strcmp(optarg, tio_nbhd_algorithm_name(all[k]))) {
                     t->alg = all[k];
                     ok = 1;
                 }
             if (!ok) {
                 if (t->rank == 0)
-                    fprintf(stderr, "tierio topo: unknown algorithm '%s'\n", a);
+                    fprintf(stderr, "tierio topo: unknown algorithm '%s'\n", optarg);
                 return -1;
             }
-        } else if (!strcmp(argv[i], "--")) {
-            i++;
-            break;
         } else {
             if (t->rank == 0)
-                fprintf(stderr, "tierio topo: unknown option '%s'\n", argv[i]);
+                fprintf(stderr, "tierio topo: %s '%s'\n",
+                        c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
             return -1;
         }
     }
-    if (i >= argc) {
+    if (optind >= argc) {
         if (t->rank == 0)
             fprintf(stderr, "tierio topo: no directory given\n");
         return -1;
     }
-    return i;
+    return optind;
 }
 
 int tio_cmd_topo(int argc, char **argv)
@@ -278,7 +267,7 @@ int tio_cmd_topo(int argc, char **argv)
         if (t.rank == 0)
             usage(first == 0 ? stdout : stderr);
         MPI_Finalize();
-        return first == 0 ? 0 : 2;
+        return first == 0 ? TIO_CLI_OK : TIO_CLI_USAGE;
     }
     find_nodes(&t);
     if (t.rank == 0 && !t.json)
