@@ -36,9 +36,11 @@ RATIO = "ratio"   # the quantity of most charts; others are a row's `goal` (a fr
 RATIO_AXIS = ("speed relative to the baseline{}\n"
               "GB/s / baseline GB/s, or baseline time / time: >1 = faster")
 COLOURS = {"met": "#2e7d32", "missed": "#c62828", "none": "#90a4ae"}
-# The fields that tell a benchmark's records apart, in the order they read well in a label.
+# The fields that tell a benchmark's records apart, in the order they read well in a label
+# (numbers as name=value: "4" alone says nothing).
 LABEL_FIELDS = ("kernel", "phase", "dist", "layout", "pattern", "access", "order", "window",
-                "method", "mode", "driver", "stride", "sync_every")
+                "method", "mode", "engine", "driver", "stride", "sync_every",
+                "particles_per_rank")
 
 
 class InputError(Exception):
@@ -124,7 +126,8 @@ def _items(path: str, records: List[dict],
     for r in records:
         if r.get("showcase") or r.get("ratio") is None:
             continue   # the showcase's run record, or a result that is its own baseline
-        label = ", ".join(str(r[k]) for k in LABEL_FIELDS if r.get(k) not in (None, ""))
+        label = ", ".join(r[k] if isinstance(r[k], str) else f"{k}={r[k]}"
+                          for k in LABEL_FIELDS if r.get(k) not in (None, ""))
         if r.get("baseline"):
             label += f" (vs {r['baseline']})"
         out.append((("", str(r.get("bench", os.path.basename(path))), RATIO),
