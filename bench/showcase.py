@@ -15,7 +15,8 @@ needs root; without it they report "skipped: ..." as errors, and the exit status
 Adding a capability: write a function `section_<name>(runner) -> Section` that runs its
 benchmark(s) with `runner.run(...)` (or `runner.run_cluster(...)` on the emulated cluster)
 and turns the JSON records into rows, and append it to SECTIONS at the bottom. Standard
-library only (bench/showcase_cluster.py is part of it).
+library only (bench/showcase_cluster.py is part of it), except --plot: bench/plot.py needs
+matplotlib (scripts/bootstrap installs it in .venv, the Python scripts/showcase runs).
 """
 
 import argparse
@@ -121,6 +122,11 @@ class Row:
     note: str = ""
     problem: bool = False      # counts as a failure (besides verified == False)
     key: bool = True           # shown by default; others only with --all (or if failing)
+    # The issue's target, for bench/plot.py (the note says it in words): met when the ratio,
+    # or `goal_value` when the target is about another quantity (`goal`), is >= target.
+    target: Optional[float] = None
+    goal: str = ""
+    goal_value: Optional[float] = None
 
 
 @dataclass
@@ -303,15 +309,19 @@ def section_mstream(r: Runner) -> Section:
         note, problem = placement_check(rec, window)
         if kernel in ("put", "get"):
             note = (note + "; " if note else "") + rec.get("sync_mode", "")
+        target = None
         if kernel == "triad" and window != "memory":
-            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), 0.95)) if x)
+            target = 0.95
+            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), target)) if x)
         if kernel in ("sync", "resync"):   # first write-back of the new file, and a later one
+            target = 0.8
             what = "first write-back" if kernel == "sync" else "write-back of rewritten pages"
-            note = ", ".join(x for x in (note, what, _target_note(rec.get("ratio"), 0.8)) if x)
+            note = ", ".join(x for x in (note, what, _target_note(rec.get("ratio"), target))
+                             if x)
         sec.rows.append(Row(
             bench="mstream", test=kernel, subject=window, result=fmt_gbps(rec),
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
-            verified=rec.get("verified"), note=note, problem=problem,
+            verified=rec.get("verified"), note=note, problem=problem, target=target,
             key=kernel in ("triad", "triad_after_sync", "sync", "resync", "write+fsync",
                            "rewrite+fsync", "put", "get")))
     return sec
@@ -330,12 +340,13 @@ def section_dht(r: Runner) -> Section:
             result += f" ({rec['Mops']:.3g} Mop/s)"
         if phase == "sync":
             note = (note + "; " if note else "") + "write-back of the filled table"
-        if phase == "total" and window == "storage":
-            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), 0.85)) if x)
+        target = 0.85 if phase == "total" and window == "storage" else None
+        if target is not None:
+            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), target)) if x)
         sec.rows.append(Row(
             bench="dht", test=phase, subject=window, result=result,
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
-            verified=rec.get("verified"), note=note, problem=problem,
+            verified=rec.get("verified"), note=note, problem=problem, target=target,
             key=phase in ("total", "sync")))
     return sec
 
@@ -355,8 +366,10 @@ def section_hacc_io(r: Runner) -> Section:
             notes = [label] if label else []
             # the target holds for storage windows on either engine: the kernel's mapping
             # (default) and the user-level one (ummap, storage_alloc_sync_scope=file)
+            target = None
             if phase == "checkpoint" and method in ("storage_window", "storage_window_ummap"):
-                notes.append(_target_note(rec.get("ratio"), 1))
+                target = 1
+                notes.append(_target_note(rec.get("ratio"), target))
             if phase == "restart":
                 notes.append("page cache dropped first" if rec.get("cache") == "dropped"
                              else "warm cache")
@@ -364,7 +377,7 @@ def section_hacc_io(r: Runner) -> Section:
                 bench="hacc_io", test=phase, subject=method,
                 result=f"{fmt_seconds(rec.get('seconds'))} ({fmt_gbps(rec)})",
                 baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
-                verified=rec.get("verified"), note=", ".join(notes)))
+                verified=rec.get("verified"), note=", ".join(notes), target=target))
     return sec
 
 
@@ -393,7 +406,7 @@ def _ummap_mstream(r: Runner, sec: Section) -> None:
         sec.rows.append(Row(
             bench="mstream", test=kernel, subject="ummap window", result=fmt_gbps(rec),
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
-            verified=rec.get("verified"), note=note, problem=problem))
+            verified=rec.get("verified"), note=note, problem=problem, target=target))
 
 
 def _ummap_ior(r: Runner, sec: Section) -> None:
@@ -426,14 +439,15 @@ def _ummap_ooc(r: Runner, sec: Section) -> None:
             sec.errors.append(f"tio-bench-ummap-ooc: {method}: {rec['error']}")
             continue
         note = f"limit {rec.get('limit', 0) >> 20} MiB ({rec.get('confinement', '?')})"
-        subject = method
+        subject, target = method, None
         if method == "ummap":
-            note += ", " + _target_note(rec.get("ratio"), 6)
+            target = 6
+            note += ", " + _target_note(rec.get("ratio"), target)
             subject = f"ummap ({rec.get('driver', '?')})"
         sec.rows.append(Row(
             bench="ummap_ooc", test="rmw 2x limit", subject=subject,
             result=fmt_seconds(rec.get("seconds")), baseline=rec.get("baseline") or "",
-            ratio=rec.get("ratio"), verified=rec.get("verified"), note=note,
+            ratio=rec.get("ratio"), verified=rec.get("verified"), note=note, target=target,
             key=method in ("ummap", "mmap")))
 
 
@@ -466,12 +480,13 @@ def _ummap_memmode(r: Runner, sec: Section) -> None:
         mode = rec.get("mode", "?")
         note = (f"{rec.get('procs')} procs, limit {rec.get('limit', 0) >> 20} MiB, "
                 f"sizes {rec.get('total_size', 0) >> 20} MiB")
-        if mode == "dynamic":
-            note += ", " + _target_note(rec.get("ratio"), 1.5)
+        target = 1.5 if mode == "dynamic" else None
+        if target is not None:
+            note += ", " + _target_note(rec.get("ratio"), target)
         sec.rows.append(Row(
             bench="ummap_memmode", test="makespan", subject=mode,
             result=fmt_seconds(rec.get("seconds")), baseline=rec.get("baseline") or "",
-            ratio=rec.get("ratio"), verified=rec.get("verified"), note=note))
+            ratio=rec.get("ratio"), verified=rec.get("verified"), note=note, target=target))
 
 
 def _ummap_fault(r: Runner, sec: Section) -> None:
@@ -506,12 +521,13 @@ def _ummap_bulksync(r: Runner, sec: Section) -> None:
                                 result="skipped", note=rec["skipped"], key=False))
             continue
         note = f"{rec.get('bytes', 0) / 2**20:.0f} MiB dirty"
-        if rec.get("mode") == "bulk":
-            note += ", " + _target_note(rec.get("ratio"), 0.8)
+        target = 0.8 if rec.get("mode") == "bulk" else None
+        if target is not None:
+            note += ", " + _target_note(rec.get("ratio"), target)
         sec.rows.append(Row(
             bench="ummap_bulksync", test=test, subject=subject, result=fmt_gbps(rec),
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
-            verified=rec.get("verified"), note=note, key=key))
+            verified=rec.get("verified"), note=note, key=key, target=target))
 
 
 def section_ummap(r: Runner) -> Section:
@@ -545,12 +561,13 @@ def _topo_ckpt(r: Runner, sec: Section) -> None:
         phase, method = rec.get("phase", "?"), rec.get("method", "?")
         note = (f"{rec.get('neighbourhoods', '?')} neighbourhoods, "
                 f"{rec.get('bytes', 0) / 1e6:.0f} MB")
-        if method == "topology_aware" and phase == "checkpoint":
-            note += ", " + _target_note(rec.get("ratio"), 3)
+        target = 3 if method == "topology_aware" and phase == "checkpoint" else None
+        if target is not None:
+            note += ", " + _target_note(rec.get("ratio"), target)
         sec.rows.append(Row(
             bench="topo_ckpt", test=phase, subject=method,
             result=f"{fmt_seconds(rec.get('seconds'))} ({fmt_mbps(rec.get('mb_per_s'))})",
-            verified=rec.get("verified"), note=note, **_vs(rec, method)))
+            verified=rec.get("verified"), note=note, target=target, **_vs(rec, method)))
 
 
 def _topo_exchange(r: Runner, sec: Section) -> None:
@@ -589,15 +606,18 @@ def _ckpt_drain(r: Runner, sec: Section) -> None:
                 "per checkpoint" + (", MPI_THREAD_MULTIPLE" if rec.get("thread_multiple") else ""))
         if mode == "none":
             note = "compute only: " + note
+        goal = {}
         if mode == "multilevel_async":
             # drain_hidden_fraction: the share of the global write the application does not
             # see (the local checkpoint's own cost, local_only's overhead, aside): the
             # issue's target. hidden_fraction: the whole overhead against global_sync's.
             drain, hidden = rec.get("drain_hidden_fraction"), rec.get("hidden_fraction")
             before = rec.get("hidden_fraction_before_close")
+            goal = {"target": 0.8, "goal": "share of the global write the drain hides",
+                    "goal_value": drain}
             if drain is not None and hidden is not None:
                 note = (f"drain hides {drain * 100:.0f} % of the global write, "
-                        + _target_note(drain, 0.8, percent=True)
+                        + _target_note(drain, goal["target"], percent=True)
                         + f"; overhead {hidden * 100:.0f} % below global_sync's"
                         + ("" if before is None else f" ({before * 100:.0f} % before close)")
                         + "; " + note)
@@ -606,7 +626,7 @@ def _ckpt_drain(r: Runner, sec: Section) -> None:
         sec.rows.append(Row(
             bench="ckpt_drain", test="app time (+overhead)", subject=mode, result=result,
             **(_vs(rec, mode) if mode != "none" else {}), verified=rec.get("verified"),
-            note=note,
+            note=note, **goal,
             key=mode in ("global_sync", "multilevel_async")))
 
 
@@ -650,11 +670,12 @@ def _mpiio_baseline(rec: dict) -> str:
     return f"{b} ({rec['mpiio']})" if b == "mpiio" and rec.get("mpiio") else b
 
 
-def _agg_row(bench: str, test: str, rec: dict, note: str = "", key: bool = False) -> Row:
+def _agg_row(bench: str, test: str, rec: dict, note: str = "", key: bool = False,
+             target: Optional[float] = None) -> Row:
     return Row(bench=bench, test=test, subject=rec.get("method", "?"),
                result=f"{fmt_seconds(rec.get('seconds'))} ({fmt_gbps(rec)})",
                baseline=_mpiio_baseline(rec), ratio=rec.get("ratio"),
-               verified=rec.get("verified"), note=note, key=key)
+               verified=rec.get("verified"), note=note, key=key, target=target)
 
 
 def _agg_1d(r: Runner, sec: Section) -> None:
@@ -666,10 +687,12 @@ def _agg_1d(r: Runner, sec: Section) -> None:
         note = f"{rec.get('bytes', 0) / 1e6:.2g} MB in all"
         # The target, on the first write (which includes the declaration) and on a later
         # write of the declared layout (the way seed 002's Algorithm 2 is used)
+        target = None
         if method == "tierio" and phase in ("write", "rewrite") and dist in ("uniform",
                                                                             "normal"):
-            note += ", " + _target_note(rec.get("ratio"), 2)
-        sec.rows.append(_agg_row("agg_1d", f"{dist} {phase}", rec, note,
+            target = 2
+            note += ", " + _target_note(rec.get("ratio"), target)
+        sec.rows.append(_agg_row("agg_1d", f"{dist} {phase}", rec, note, target=target,
                                  key=method == "tierio" and phase in ("write", "rewrite")))
 
 
@@ -684,12 +707,14 @@ def _agg_workflow(r: Runner, sec: Section) -> None:
         if red:
             note += (f", {red[1:]} more I/O time" if red.startswith("-")
                      else f", {red} less I/O time")
-        ratio = rec.get("ratio")
+        ratio, target = rec.get("ratio"), None
         if method == "tierio_nodelocal" and phase == "total":
-            # the target is on the I/O time saved: 1 - method / mpiio = 1 - 1 / ratio
+            # the target is on the I/O time saved: 1 - method / mpiio = 1 - 1 / ratio, so
+            # 20 % saved is a ratio of 1 / (1 - 0.2) = 1.25x, the row's target
             saved = None if not ratio else 1 - 1 / ratio
             note += ", " + _target_note(saved, 0.2, percent=True) + " less"
-        sec.rows.append(_agg_row("agg_workflow", phase, rec, note,
+            target = 1 / (1 - 0.2)
+        sec.rows.append(_agg_row("agg_workflow", phase, rec, note, target=target,
                                  key=phase == "total" and method != "mpiio"))
 
 
@@ -814,6 +839,34 @@ def print_table(sections: List[Section], show_all: bool, allow_memory: bool) -> 
     return failures
 
 
+def write_records(path: str, records: List[dict]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for rec in records:
+            f.write(json.dumps(rec) + "\n")
+
+
+def draw_plots(plot, outdir: str, records: List[dict]) -> int:
+    """The run's records into outdir/showcase.jsonl (plot.py can draw them again later)
+    and its charts beside them. Returns the number of failures (0 or 1)."""
+    os.makedirs(outdir, exist_ok=True)
+    saved = os.path.join(outdir, "showcase.jsonl")
+    # A chart of an earlier run (of other sections) would pass for this one's: remove the
+    # PNGs of a directory an earlier --plot wrote (it left showcase.jsonl), no other.
+    if os.path.exists(saved):
+        for old in os.listdir(outdir):
+            if old.endswith(".png"):
+                os.remove(os.path.join(outdir, old))
+    write_records(saved, records)
+    print(f"wrote {saved}")
+    try:
+        for png in plot.write([saved], outdir):
+            print(f"wrote {png}")
+    except plot.InputError as e:
+        print(f"error: --plot: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def section_name(fn: Callable[[Runner], Section]) -> str:
     return fn.__name__[len("section_"):]
 
@@ -859,8 +912,21 @@ def main() -> int:
     ap.add_argument("--results-md", metavar="PATH",
                     help="also rewrite this Markdown file (bench/RESULTS.md) with the table, "
                     "the date, the machine and the MPI; its previous measurements are kept")
+    ap.add_argument("--plot", nargs="?", const="", metavar="DIR",
+                    help="also save the records to DIR/showcase.jsonl and draw PNG charts of "
+                    "the ratios against their targets there (bench/plot.py; default DIR "
+                    "<build-dir>/showcase-plots)")
     ap.add_argument("-v", "--verbose", action="store_true", help="show commands and stderr")
     args = ap.parse_args()
+    plot = None
+    if args.plot is not None:
+        # Now, not after minutes of benchmarks: a Python without matplotlib cannot plot.
+        try:
+            import plot
+        except ImportError as e:
+            ap.error(f"--plot: {e} (run scripts/bootstrap and use .venv/bin/python, as "
+                     "scripts/showcase does)")
+        args.plot = args.plot or os.path.join(args.build_dir, "showcase-plots")
     if args.np < 1:
         ap.error("--np must be at least 1")
     if not os.path.isdir(args.build_dir):
@@ -901,15 +967,15 @@ def main() -> int:
             print(h)
     print()
     failures = print_table(sections, args.all, args.allow_memory)
-    if args.json_out or args.results_md:
+    if args.json_out or args.results_md or plot:
         runner.records += table_records(sections, runner, " ".join(sys.argv))
     if args.results_md:
         results.write(args.results_md, runner.records)
         print(f"wrote {args.results_md}")
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            for rec in runner.records:
-                f.write(json.dumps(rec) + "\n")
+        write_records(args.json_out, runner.records)
+    if plot:
+        failures += draw_plots(plot, args.plot, runner.records)
     nres = sum(len(s.rows) for s in sections)
     if failures:
         print(f"FAILED: {failures} problem(s) among {nres} results")
