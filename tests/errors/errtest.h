@@ -31,9 +31,20 @@ static char et_root[4096]; /* this program's directory under $TIERIO_TEST_TMPDIR
 
 static inline void et_init(int *argc, char ***argv, const char *tag)
 {
-    MPI_Init(argc, argv);
+    /* ET_THREAD_MULTIPLE=1: MPI_THREAD_MULTIPLE, and MPI_COMM_SELF keeps its fatal
+     * handler, as in a program that only made MPI_COMM_WORLD return errors: nothing tierio
+     * does internally may then abort the job. */
+    const char *tm = getenv("ET_THREAD_MULTIPLE");
+    if (tm && !strcmp(tm, "1")) {
+        int provided;
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided < MPI_THREAD_MULTIPLE)
+            FAIL_NOW("MPI_THREAD_MULTIPLE was asked for, %d provided", provided);
+    } else {
+        MPI_Init(argc, argv);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     tt_mpi_joined();
     if (tt_rank == 0) {
         snprintf(et_root, sizeof et_root, "%s/%s-XXXXXX", tt_tmproot(), tag);
