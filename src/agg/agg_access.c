@@ -9,6 +9,7 @@
 #include "tierio/net.h"
 #include "util/error_mpi.h"
 #include "util/agree.h"
+#include "util/settings.h"
 
 /* A subfile or node-local target is read by the groups that wrote it, each from its own
  * data file: every byte the group's processes ask for must be in an extent of the group's
@@ -284,6 +285,19 @@ int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
     PMPI_Info_create(info_used);
     tio_agg_info_fill(a, *info_used);
     return MPI_SUCCESS;
+}
+
+/* The keys below are reported, not settings: given back to an open, they are not
+ * misspellings (util/settings_unknown.c). */
+static const char *const reported_keys[] = {
+    "tierio_agg_node_local_dir", "tierio_agg_aggregator_ranks", "tierio_agg_aggregator_tiers",
+    "tierio_agg_collective_calls", "tierio_agg_passed_calls", "tierio_agg_independent_reads",
+    "tierio_agg_independent_writes", "tierio_agg_boundaries_moved",
+    "tierio_agg_cross_node_rounds", "tierio_agg_domains_by_node", "tierio_agg_declared_within",
+    "tierio_agg_sync_scope", NULL};
+__attribute__((constructor)) static void register_reported(void)
+{
+    tio_settings_register_reported(reported_keys);
 }
 
 void tio_agg_info_fill(const struct tio_agg *a, MPI_Info info)

@@ -196,6 +196,7 @@ int tio_agg_settings_parse(struct tio_agg_settings *s, tio_key_get_fn info, void
 
 int tio_agg_settings_from(struct tio_agg_settings *s, MPI_Info info, struct tio_err *err)
 {
+    tio_settings_check_info(info);
     return tio_agg_settings_parse(s, info == MPI_INFO_NULL ? NULL : tio_settings_info_get,
                                   &info, tio_settings_getenv, NULL, err);
 }
@@ -208,6 +209,7 @@ void tio_agg_settings_report(const struct tio_agg_settings *s, MPI_Info info)
 int tio_agg_enabled_by(MPI_Info info, int *enabled, struct tio_err *err)
 {
     struct tio_agg_settings s;
+    tio_settings_check_info(info);
     int rc = tio_settings_one(&tio_agg_keys, TIO_AGG_HINT_ENABLE, &s,
                               info == MPI_INFO_NULL ? NULL : tio_settings_info_get, &info,
                               tio_settings_getenv, NULL, err);

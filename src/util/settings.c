@@ -274,6 +274,8 @@ int tio_settings_parse(const struct tio_key_table *t, void *s, tio_key_get_fn in
                        void *info_ctx, tio_key_get_fn env, void *env_ctx,
                        enum tio_key_from *from, struct tio_err *err)
 {
+    if (env)
+        tio_settings_check_env();
     tio_settings_default(t, s);
     if (from)
         memset(from, 0, sizeof *from * t->n);
@@ -294,6 +296,8 @@ int tio_settings_one(const struct tio_key_table *t, const char *name, void *s,
     const struct tio_key *k = tio_settings_key(t, name);
     if (!k)
         return tio_err_set(err, TIO_E_ARG, "no setting %s", name);
+    if (env)
+        tio_settings_check_env();
     enum tio_key_from f;
     memset(field(k, s), 0, k->size); /* this key only: the caller's struct is partial */
     default_key(k, s);

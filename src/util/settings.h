@@ -170,6 +170,17 @@ int tio_settings_bad(struct tio_err *err, const struct tio_key *k, enum tio_key_
 /* The name a value came under, for messages: the key, its alias or the variable. */
 const char *tio_settings_source_name(const struct tio_key *k, enum tio_key_from from);
 
+/* Misspellings (settings_unknown.c). A name that starts as tierio's settings do
+ * (storage_alloc_, swin_, tierio_; TIERIO_, UMMAP_ but TIERIO_TEST_, _BENCH_, _CLUSTER_,
+ * _SELFTEST_, which the project's tests and tools use) and is none of them is warned about
+ * once per process; returns 1 for such a name. check_env does it for the environment (once);
+ * the parsers call it. */
+int tio_settings_check_name(const char *name, int env);
+void tio_settings_check_env(void);
+/* Keys a layer reports in get_info that are not settings (NULL-terminated; from a
+ * constructor, as tables are registered). */
+void tio_settings_register_reported(const char *const *names);
+
 /* The reference of these tables, as Markdown (docs/settings.md). */
 void tio_settings_markdown(FILE *out, const struct tio_key_table *const *tables, size_t n);
 

@@ -23,6 +23,7 @@ long tio_settings_info_get(void *ctx, const char *key, char *val, size_t len)
 int tio_settings_from_info(const struct tio_key_table *t, void *s, MPI_Info info,
                            int use_env, enum tio_key_from *from, struct tio_err *err)
 {
+    tio_settings_check_info(info);
     return tio_settings_parse(t, s, info == MPI_INFO_NULL ? NULL : tio_settings_info_get,
                               &info, use_env ? tio_settings_getenv : NULL, NULL, from, err);
 }
@@ -36,6 +37,18 @@ void tio_settings_report(const struct tio_key_table *t, const void *s, MPI_Info 
             continue;
         if (tio_settings_format(k, s, val, sizeof val))
             PMPI_Info_set(info, k->name, val);
+    }
+}
+
+void tio_settings_check_info(MPI_Info info)
+{
+    int nkeys = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
+        return;
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1];
+        if (PMPI_Info_get_nthkey(info, i, key) == MPI_SUCCESS)
+            tio_settings_check_name(key, 0);
     }
 }
 

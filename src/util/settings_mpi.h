@@ -17,6 +17,10 @@ int tio_settings_from_info(const struct tio_key_table *t, void *s, MPI_Info info
 /* Set in info every key of the table that the settings s report (the get_info answers). */
 void tio_settings_report(const struct tio_key_table *t, const void *s, MPI_Info info);
 
+/* Warn about every key of info that looks like a tierio setting and is none
+ * (tio_settings_check_name); every layer that reads an info object calls it. */
+void tio_settings_check_info(MPI_Info info);
+
 /* A key of info that starts with prefix and is not in the table: a misspelling, an error
  * naming it (TIO_E_INFO_KEY). */
 int tio_settings_unknown(const struct tio_key_table *t, MPI_Info info, const char *prefix,

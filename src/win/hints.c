@@ -333,6 +333,7 @@ int tio_hints_from_info(struct tio_hints *h, MPI_Info info, struct tio_err *err)
         tio_hints_default(h);
         return TIO_OK;
     }
+    tio_settings_check_info(info);
     return tio_hints_parse(h, tio_settings_info_get, &info, err);
 }
 

@@ -5,6 +5,7 @@
 #include "util/error_mpi.h"
 #include "win/hints.h"
 #include "util/log.h"
+#include "util/settings.h"
 #include "win/dynamic.h"
 #include "win/state.h"
 #include "win/translate.h"
@@ -63,6 +64,13 @@ int tio_win_free(MPI_Win *win)
     st->region.hints.discard = 1; /* written back above */
     tio_state_release(st, NULL);
     return rc != MPI_SUCCESS ? rc : code;
+}
+
+/* Reported by get_info, not a setting (util/settings_unknown.c). */
+static const char *const reported_keys[] = {"tierio_window_impl", NULL};
+__attribute__((constructor)) static void register_reported(void)
+{
+    tio_settings_register_reported(reported_keys);
 }
 
 int tio_win_get_info(MPI_Win win, MPI_Info *info_used)

@@ -1,6 +1,6 @@
 /* A full disk and a read-only file system, on MPI_Win_allocate, MPI_Win_allocate_shared
  * and MPI_Alloc_mem. Run by with_mounts.sh, which gives the job a 1 MiB tmpfs
- * ($TIERIO_FULL_DIR) and a read-only bind mount ($TIERIO_RO_DIR) in a private mount
+ * ($TIERIO_TEST_FULL_DIR) and a read-only bind mount ($TIERIO_TEST_RO_DIR) in a private mount
  * namespace.
  *   - a window bigger than the free space fails at allocation with MPI_ERR_NO_SPACE
  *     (message: path, "reserve"), on every process, also when only rank 1's is too big;
@@ -106,7 +106,7 @@ static void reserved_window_survives(const char *full)
 int main(int argc, char **argv)
 {
     et_init(&argc, &argv, "err_mounts");
-    const char *full = getenv("TIERIO_FULL_DIR"), *ro = getenv("TIERIO_RO_DIR");
+    const char *full = getenv("TIERIO_TEST_FULL_DIR"), *ro = getenv("TIERIO_TEST_RO_DIR");
     if (!full || !ro) {
         if (tt_rank == 0)
             printf("skipped: run me through with_mounts.sh\n");

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run a command (an mpiexec line) in a private mount namespace that has
-#   $TIERIO_FULL_DIR  a 1 MiB tmpfs (a full disk is one window away), and
-#   $TIERIO_RO_DIR    a read-only bind mount of an empty directory.
+#   $TIERIO_TEST_FULL_DIR  a 1 MiB tmpfs (a full disk is one window away), and
+#   $TIERIO_TEST_RO_DIR    a read-only bind mount of an empty directory.
 # Every process of the job shares them; nothing is visible outside and nothing outlives
 # the command. Needs root (unshare + mount): exits 77 (skip) otherwise.
 set -u
@@ -21,11 +21,11 @@ base=${TIERIO_TEST_TMPDIR:-/tmp}
 d=$(mktemp -d "$base/mounts-XXXXXX") || exit 1
 trap 'rm -rf "$d"' EXIT
 mkdir "$d/full" "$d/ro" || exit 1
-export TIERIO_FULL_DIR="$d/full" TIERIO_RO_DIR="$d/ro"
+export TIERIO_TEST_FULL_DIR="$d/full" TIERIO_TEST_RO_DIR="$d/ro"
 unshare --mount --propagation private sh -c '
-    mount -t tmpfs -o size=1m,mode=0755 tierio-full "$TIERIO_FULL_DIR" || exit 77
-    mount --bind "$TIERIO_RO_DIR" "$TIERIO_RO_DIR" &&
-        mount -o remount,bind,ro "$TIERIO_RO_DIR" || exit 77
+    mount -t tmpfs -o size=1m,mode=0755 tierio-full "$TIERIO_TEST_FULL_DIR" || exit 77
+    mount --bind "$TIERIO_TEST_RO_DIR" "$TIERIO_TEST_RO_DIR" &&
+        mount -o remount,bind,ro "$TIERIO_TEST_RO_DIR" || exit 77
     exec "$@"' sh "$@"
 rc=$?
 exit $rc
