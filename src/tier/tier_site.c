@@ -136,26 +136,36 @@ static int once(struct parser *p, unsigned bit, const char *key)
     return TIO_OK;
 }
 
+/* A parse's failure as the parser says it: the key, the value and why. */
+static int bad_value(struct parser *p, int rc, const char *key, const char *v,
+                     const char *malformed, const char *range)
+{
+    if (rc == TIO_VALUE_RANGE)
+        return PERR(p, "%s = \"%s\": out of range (%s)", key, v, range);
+    return PERR(p, "%s = \"%s\": %s", key, v, malformed);
+}
+
 static int value_time(struct parser *p, const char *key, const char *v, double *out)
 {
-    if (tio_parse_time(v, out) < 0)
-        return PERR(p, "%s = \"%s\": not a time (e.g. 80ns, 7us, 2ms, 0.1s)", key, v);
-    return TIO_OK;
+    int rc = tio_parse_time(v, out);
+    return rc ? bad_value(p, rc, key, v, "not a time (e.g. 80ns, 7us, 2ms, 0.1s)",
+                          TIO_TIME_RANGE) : TIO_OK;
 }
 
 static int value_rate(struct parser *p, const char *key, const char *v, double *out)
 {
-    if (tio_parse_rate(v, out) < 0 || *out <= 0)
-        return PERR(p, "%s = \"%s\": not a positive rate (e.g. 5GB/s, 800MiB/s)", key, v);
-    return TIO_OK;
+    int rc = tio_parse_rate(v, out);
+    if (!rc && *out <= 0)
+        rc = -1;
+    return rc ? bad_value(p, rc, key, v, "not a positive rate (e.g. 5GB/s, 800MiB/s)",
+                          TIO_RATE_RANGE) : TIO_OK;
 }
 
 static int value_hops(struct parser *p, const char *key, const char *v, int *out)
 {
-    char *e;
-    long h = strtol(v, &e, 10);
-    if (e == v || *tio_skip_blank(e) || h < 0 || h > 1000000)
-        return PERR(p, "%s: \"%s\" is not a hop count (0 or more)", key, v);
+    uint64_t h;
+    if (tio_parse_u64(v, &h) || h > 1000000)
+        return PERR(p, "%s = \"%s\": not a hop count (0 to 1000000)", key, v);
     *out = (int)h;
     return TIO_OK;
 }
@@ -217,17 +227,19 @@ static int network_key(struct parser *p, const char *k, const char *v)
     }
 }
 
-/* "1" or "1,3,4": NUMA node indexes, comma-separated. */
+/* "1" or "1,3,4": NUMA node indexes up to TIO_SITE_NUMA_MAX, comma-separated. */
 static int valid_numa_list(const char *v)
 {
     for (const char *c = v;; c++) {
         if (!isdigit((unsigned char)*c))
             return 0;
-        while (isdigit((unsigned char)c[1]))
-            c++;
-        if (c[1] == 0)
+        unsigned long node = 0;
+        for (; isdigit((unsigned char)*c); c++)
+            if ((node = node * 10 + (unsigned long)(*c - '0')) > TIO_SITE_NUMA_MAX)
+                return 0;
+        if (*c == 0)
             return 1;
-        if (*++c != ',')
+        if (*c != ',')
             return 0;
     }
 }
@@ -267,9 +279,10 @@ static int tier_key(struct parser *p, const char *k, const char *v)
     case 4:
         return value_rate(p, k, v, &t->write_bandwidth);
     case 5:
-        if (tio_parse_size(v, &t->capacity) < 0 || t->capacity == 0)
-            return PERR(p, "capacity = \"%s\": not a positive size (e.g. 16GiB, 128GB)", v);
-        return TIO_OK;
+        if ((e = tio_parse_bytes(v, &t->capacity)) == 0 && t->capacity == 0)
+            e = -1;
+        return e ? bad_value(p, e, k, v, "not a positive size (e.g. 16GiB, 128GB)",
+                             TIO_SIZE_RANGE) : TIO_OK;
     case 6:
         if ((t->persistence = tio_persistence_parse(v)) < 0)
             return PERR(p, "persistence = \"%s\": want none, job or permanent", v);
@@ -287,7 +300,8 @@ static int tier_key(struct parser *p, const char *k, const char *v)
         return TIO_OK;
     case 9:
         if (!valid_numa_list(v) || strlen(v) >= sizeof t->numa)
-            return PERR(p, "numa = \"%s\": want NUMA node numbers, e.g. 1 or 1,3", v);
+            return PERR(p, "numa = \"%s\": want NUMA node numbers (0 to %d), e.g. 1 or 1,3",
+                        v, TIO_SITE_NUMA_MAX);
         snprintf(t->numa, sizeof t->numa, "%s", v);
         return TIO_OK;
     default:

@@ -13,6 +13,7 @@
 
 #define TIO_SITE_MAX_TIERS 32
 #define TIO_SITE_HOST_MAX 64
+#define TIO_SITE_NUMA_MAX 65535 /* the largest NUMA node number a site file may name */
 
 /* One [tier NAME] section. Figures not given are 0 (or -1 for the enums). */
 struct tio_site_tier {

@@ -46,31 +46,62 @@ const char *tio_skip_blank(const char *p)
     return p;
 }
 
-/* A non-negative decimal number at the start of s; *end after it. */
-static int parse_number(const char *s, double *v, const char **end)
+/* The end of a plain decimal number at p (digits, an optional fraction, an optional
+ * exponent), or p when there is none; *integer: digits only. */
+static const char *decimal_end(const char *p, int *integer)
+{
+    const char *c = p;
+    size_t digits = 0;
+    while (isdigit((unsigned char)*c))
+        c++, digits++;
+    *integer = 1;
+    if (*c == '.') {
+        *integer = 0;
+        for (c++; isdigit((unsigned char)*c); c++)
+            digits++;
+    }
+    if (!digits)
+        return p;
+    if (*c == 'e' || *c == 'E') {
+        const char *x = c + 1 + (c[1] == '+' || c[1] == '-');
+        if (isdigit((unsigned char)*x)) {
+            *integer = 0;
+            for (c = x; isdigit((unsigned char)*c); c++)
+                ;
+        }
+    }
+    return c;
+}
+
+/* A non-negative decimal number at the start of s (no sign, hexadecimal, inf or nan);
+ * *end after it and its blanks, *integer when it is digits only. 0, -1 when there is
+ * none, TIO_VALUE_RANGE when it overflows or underflows a double (*end still set, for
+ * the caller to check the unit first). */
+static int parse_number(const char *s, double *v, const char **end, int *integer)
 {
     s = tio_skip_blank(s);
-    if (!isdigit((unsigned char)*s) && *s != '.')
+    const char *stop = decimal_end(s, integer);
+    if (stop == s)
         return -1;
     char *e;
     errno = 0;
     double x = strtod(s, &e);
-    if (e == s || errno || !isfinite(x) || x < 0)
+    if (e != stop)
         return -1;
     *v = x;
     *end = tio_skip_blank(e);
-    return 0;
+    return errno == ERANGE || !isfinite(x) ? TIO_VALUE_RANGE : 0;
 }
 
 /* The multiplier of a size suffix ("", "B", "K", "KiB", "KB", ...), or 0. */
-static double size_unit(const char *u, size_t n)
+static uint64_t size_unit(const char *u, size_t n)
 {
-    static const struct { const char *name; double mult; } units[] = {
+    static const struct { const char *name; uint64_t mult; } units[] = {
         {"", 1}, {"B", 1},
-        {"K", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3},
-        {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6},
-        {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
-        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+        {"K", UINT64_C(1) << 10}, {"KiB", UINT64_C(1) << 10}, {"KB", UINT64_C(1000)},
+        {"M", UINT64_C(1) << 20}, {"MiB", UINT64_C(1) << 20}, {"MB", UINT64_C(1000000)},
+        {"G", UINT64_C(1) << 30}, {"GiB", UINT64_C(1) << 30}, {"GB", UINT64_C(1000000000)},
+        {"T", UINT64_C(1) << 40}, {"TiB", UINT64_C(1) << 40}, {"TB", UINT64_C(1000000000000)},
     };
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (strlen(units[i].name) == n && !strncasecmp(u, units[i].name, n))
@@ -86,24 +117,50 @@ static size_t trimmed_len(const char *s)
     return n;
 }
 
+int tio_parse_bytes(const char *s, uint64_t *out)
+{
+    double v;
+    const char *u;
+    int integer, rc = parse_number(s, &v, &u, &integer);
+    uint64_t m, b;
+    if (rc == -1 || (m = size_unit(u, trimmed_len(u))) == 0)
+        return -1;
+    if (rc)
+        return rc;
+    if (integer) { /* exactly, also above 2^53 */
+        errno = 0;
+        unsigned long long x = strtoull(tio_skip_blank(s), NULL, 10);
+        if (errno == ERANGE || __builtin_mul_overflow(x, m, &b))
+            return TIO_VALUE_RANGE;
+    } else {
+        double d = v * (double)m;
+        if (d >= 0x1p64)
+            return TIO_VALUE_RANGE;
+        if (d != floor(d))
+            return -1; /* a fraction of a byte */
+        b = (uint64_t)d;
+    }
+    *out = b;
+    return 0;
+}
+
 int tio_parse_size(const char *s, uint64_t *out)
 {
-    double v, m;
-    const char *u;
-    if (parse_number(s, &v, &u) < 0 || (m = size_unit(u, trimmed_len(u))) == 0)
-        return -1;
-    double b = v * m;
-    if (b >= 18446744073709551615.0 || b != floor(b))
-        return -1; /* too large, or a fraction of a byte */
-    *out = (uint64_t)b;
-    return 0;
+    return tio_parse_bytes(s, out) ? -1 : 0;
+}
+
+/* 0, or within [lo, hi] give or take rounding (0.001ns is 1 ps). */
+static int in_range(double x, double lo, double hi)
+{
+    return x == 0 || (x >= lo * (1 - 1e-9) && x <= hi * (1 + 1e-9));
 }
 
 int tio_parse_rate(const char *s, double *out)
 {
-    double v, m;
+    double v;
     const char *u;
-    if (parse_number(s, &v, &u) < 0)
+    int integer, rc = parse_number(s, &v, &u, &integer);
+    if (rc == -1)
         return -1;
     size_t n = trimmed_len(u);
     if (n < 2 || u[n - 2] != '/' || (u[n - 1] != 's' && u[n - 1] != 'S'))
@@ -111,9 +168,13 @@ int tio_parse_rate(const char *s, double *out)
     size_t k = n - 2;
     while (k && (u[k - 1] == ' ' || u[k - 1] == '\t'))
         k--;
-    if ((m = size_unit(u, k)) == 0)
+    uint64_t m = size_unit(u, k);
+    if (m == 0)
         return -1;
-    *out = v * m;
+    double r = v * (double)m;
+    if (rc || !in_range(r, TIO_RATE_MIN, TIO_RATE_MAX))
+        return TIO_VALUE_RANGE;
+    *out = r;
     return 0;
 }
 
@@ -124,12 +185,16 @@ int tio_parse_time(const char *s, double *out)
     };
     double v;
     const char *u;
-    if (parse_number(s, &v, &u) < 0)
+    int integer, rc = parse_number(s, &v, &u, &integer);
+    if (rc == -1)
         return -1;
     size_t n = trimmed_len(u);
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (strlen(units[i].name) == n && !strncmp(u, units[i].name, n)) {
-            *out = v * units[i].mult;
+            double t = v * units[i].mult;
+            if (rc || !in_range(t, TIO_TIME_MIN, TIO_TIME_MAX))
+                return TIO_VALUE_RANGE;
+            *out = t;
             return 0;
         }
     return -1;

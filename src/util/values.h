@@ -15,11 +15,24 @@ int tio_parse_bool(const char *s, int *out);
 /* A decimal integer, blanks around it allowed; no sign. */
 int tio_parse_u64(const char *s, uint64_t *out);
 
-/* Values with units; return 0, or -1 for a malformed or negative value.
- *   sizes: bytes, or K M G T (powers of 1024, also KiB...), KB MB GB TB (powers of 1000)
- *   rates: a size per second, "5GB/s", "38 GiB/s"
- *   times: s, ms, us, ns (bare numbers are seconds) */
-TIO_API int tio_parse_size(const char *s, uint64_t *out); /* public: tierio/tier.h */
+/* Values with units; return 0, -1 for a malformed value (no decimal number, a sign,
+ * hexadecimal, inf, nan, an unknown unit) or TIO_VALUE_RANGE for a well-formed value out
+ * of its range. *out is set only on success.
+ *   sizes: bytes, or K M G T (powers of 1024, also KiB...), KB MB GB TB (powers of 1000);
+ *          at most 2^64 - 1 bytes, whole bytes
+ *   rates: a size per second, "5GB/s", "38 GiB/s"; 0, or TIO_RATE_MIN to TIO_RATE_MAX
+ *   times: s, ms, us, ns (bare numbers are seconds); 0, or TIO_TIME_MIN to TIO_TIME_MAX
+ * tio_parse_size (also public, include/tierio/tier.h) returns -1 for both failures. */
+#define TIO_VALUE_RANGE (-2)
+#define TIO_RATE_MIN 1.0      /* B/s */
+#define TIO_RATE_MAX 1e18     /* 1 EB/s */
+#define TIO_RATE_RANGE "from 1 B/s to 1 EB/s"
+#define TIO_TIME_MIN 1e-12    /* 1 ps */
+#define TIO_TIME_MAX 86400.0  /* a day */
+#define TIO_TIME_RANGE "0, or from 1 ps to 1 day"
+#define TIO_SIZE_RANGE "at most 2^64 - 1 bytes"
+int tio_parse_bytes(const char *s, uint64_t *out);
+TIO_API int tio_parse_size(const char *s, uint64_t *out);
 int tio_parse_rate(const char *s, double *out);
 int tio_parse_time(const char *s, double *out);
 /* Readable forms for the site file and reports ("38.2 GB/s", "85 ns", "7.0 GiB"). */
