@@ -6,8 +6,6 @@
 
 #include <tierio.h>
 
-#define EX_IO ((struct et_expect){MPI_ERR_IO, "tierio: I/O error"})
-
 static char g_local[4096], g_global[4096], g_file[4200];
 
 static MPI_Info info_of(const char *kv[][2], int n) { return et_info(kv, n); }

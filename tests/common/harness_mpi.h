@@ -86,6 +86,7 @@ struct et_expect {
 #define EX_ACCESS ((struct et_expect){MPI_ERR_ACCESS, "tierio: permission denied"})
 #define EX_NOSPACE ((struct et_expect){MPI_ERR_NO_SPACE, "tierio: no space left"})
 #define EX_ARG ((struct et_expect){MPI_ERR_ARG, "tierio: invalid argument"})
+#define EX_IO ((struct et_expect){MPI_ERR_IO, "tierio: I/O error"})
 #define EX_UNSUPPORTED \
     ((struct et_expect){MPI_ERR_UNSUPPORTED_OPERATION, "tierio: unsupported"})
 
