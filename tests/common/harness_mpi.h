@@ -18,6 +18,18 @@ TT_FN void tt_mpi_abort(void)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* MPI_Init_thread with MPI_THREAD_MULTIPLE, or the test is skipped (exit 77). */
+TT_FN void tt_mpi_init_multiple(int *argc, char ***argv)
+{
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        printf("skipped: the MPI library does not provide MPI_THREAD_MULTIPLE\n");
+        MPI_Finalize();
+        exit(77);
+    }
+}
+
 /* After MPI_Init: failed checks name the rank and abort the job. */
 TT_FN void tt_mpi_joined(void)
 {

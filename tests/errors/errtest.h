@@ -29,9 +29,13 @@
 
 static char et_root[4096]; /* this program's directory under $TIERIO_TEST_TMPDIR */
 
+/* MPI_Init unless the program started MPI itself (MPI_Init_thread). */
 static inline void et_init(int *argc, char ***argv, const char *tag)
 {
-    MPI_Init(argc, argv);
+    int started = 0;
+    MPI_Initialized(&started);
+    if (!started)
+        MPI_Init(argc, argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     tt_mpi_joined();

@@ -505,13 +505,7 @@ int main(int argc, char **argv)
         }
     }
     if (threads) {
-        int provided = 0;
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-        if (provided < MPI_THREAD_MULTIPLE) {
-            printf("skipped: the MPI library does not provide MPI_THREAD_MULTIPLE\n");
-            MPI_Finalize();
-            return 77;
-        }
+        tt_mpi_init_multiple(&argc, &argv);
         tt_setup("topo_split_threads");
     } else {
         tt_init(&argc, &argv, mounts ? "topo_split_mounts" : "topo_split");
