@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "util/agree.h"
 #include "util/error_mpi.h"
 
 /* The reason of an MPI error class: a predefined class tierio maps to (Open MPI), or one
@@ -34,5 +35,6 @@ int tio_agg_err_from_mpi(int rc, struct tio_err *err, const char *what)
     msg[0] = 0;
     PMPI_Error_string(rc, msg, &len);
     PMPI_Error_class(rc, &cls);
-    return tio_err_set(err, reason_of(cls), "%s: %s", what, msg);
+    /* An error agreed on by a collective call keeps its rank prefix first. */
+    return tio_err_wrap(err, reason_of(cls), msg, "%s", what);
 }

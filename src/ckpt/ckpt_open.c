@@ -112,7 +112,7 @@ static void check_same(MPI_Comm comm, const char *name, const struct tio_ckpt_co
     PMPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, comm);
     if (strcmp(mine, root))
         tio_err_set(err, TIO_E_ARG, "the processes passed different checkpoint names or "
-                    "info values (this one: %.180s; rank 0: %.180s)", mine, root);
+                    "info values (this one: %.180s; rank 0's: %.180s)", mine, root);
 }
 
 static void free_handle(struct tio_ckpt *ck)
@@ -183,8 +183,8 @@ int tio_ckpt_open(MPI_Comm comm, const char *name, MPI_Info info, tio_ckpt_t *ck
             char s[MPI_MAX_ERROR_STRING];
             int l = 0;
             PMPI_Error_string(rc, s, &l);
-            tio_err_set(&err, TIO_E_OTHER, "splitting by " TIO_CKPT_HINT_LOCAL_DIR "=\"%s\" failed: "
-                        "%s", ck->cfg.local, s);
+            tio_err_wrap(&err, TIO_E_OTHER, s, "splitting by " TIO_CKPT_HINT_LOCAL_DIR "=\"%s\" "
+                         "failed", ck->cfg.local);
         } else if (ck->nbhd == MPI_COMM_NULL) {
             tio_err_set(&err, TIO_E_NOENT, TIO_CKPT_HINT_LOCAL_DIR "=\"%s\": this process cannot "
                         "use the directory", ck->cfg.local);

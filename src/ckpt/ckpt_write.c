@@ -286,8 +286,7 @@ static int gather_manifest(struct tio_ckpt *ck, const char *lines, int len,
         struct tio_err e;
         tio_err_clear(&e);
         if (bad >= 0) {
-            tio_err_set(&e, (enum tio_errclass)heads[2 * bad], "rank %d: %.*s", bad,
-                        TIO_ERRMSG_MAX - 16, all + displs[bad]);
+            tio_err_adopt(&e, heads[2 * bad], all + displs[bad], bad);
             o->cls = e.cls;
             o->len = strlen(e.msg) + 1;
             memcpy(o->text, e.msg, o->len);

@@ -69,7 +69,7 @@ static void wait_polling(MPI_Request *req)
     }
 }
 
-/* tio_agree (win/agree.h), made of non-blocking operations waited for by polling. */
+/* tio_agree (util/agree.h), made of non-blocking operations waited for by polling. */
 static void agree_polling(MPI_Comm comm, int rank, int size, struct tio_err *err)
 {
     int v = err->cls != TIO_OK ? size - rank : 0, top = 0;
@@ -88,7 +88,7 @@ static void agree_polling(MPI_Comm comm, int rank, int size, struct tio_err *err
     PMPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, root, comm, &req);
     wait_polling(&req);
     tio_err_clear(err);
-    tio_err_set(err, (enum tio_errclass)m.cls, "rank %d: %.400s", root, m.msg);
+    tio_err_adopt(err, m.cls, m.msg, root);
 }
 
 static void write_global_manifest(struct tio_drain *d)
@@ -244,9 +244,8 @@ void tio_drain_finish(struct tio_ckpt *ck, int defer_prune)
         }
         TIO_WARN("checkpoint \"%s\" version %lld: drain to \"%s\" failed: %s", ck->name,
                  d->version, ck->cfg.global, d->err.msg);
-        tio_err_set(&ck->drain_err, d->err.cls, "draining checkpoint \"%s\" version %lld "
-                    "to the global directory failed: %.300s", ck->name, d->version,
-                    d->err.msg);
+        tio_err_wrap(&ck->drain_err, d->err.cls, d->err.msg, "draining checkpoint \"%s\" "
+                     "version %lld to the global directory failed", ck->name, d->version);
     }
     drain_free(d);
 }

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,13 +112,18 @@ static long long parse_vname(const char *s)
     return v;
 }
 
+/* A version directory that is a symbolic link is never complete (nor used). */
 static int has_manifest(const char *setdir, const char *vname)
 {
     char p[PATH_MAX];
     if (!fits(snprintf(p, sizeof p, "%s/%s/" TIO_CKPT_MANIFEST, setdir, vname), sizeof p))
         return 0;
     struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    char *slash = strrchr(p, '/');
+    *slash = 0;
+    int real_dir = lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    *slash = '/';
+    return real_dir && stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 struct vlist {
@@ -185,37 +189,97 @@ long long tio_ckpt_newest_version(const char *setdir, long long bound)
     return best;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+/* Remove everything inside directory dfd (path names it in messages), then close dfd.
+ * Nothing is followed: entries are unlinked by name relative to dfd, and a subdirectory
+ * is entered only through openat(O_NOFOLLOW | O_DIRECTORY). */
+static int rm_contents(int dfd, const char *path, struct tio_err *err)
 {
-    (void)st, (void)f;
-    int rc = flag == FTW_DP ? rmdir(p) : unlink(p);
-    return rc < 0 && errno != ENOENT ? errno : 0;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        int e = errno;
+        close(dfd);
+        return tio_err_errno(err, e, "cannot list \"%s\"", path);
+    }
+    int rc = TIO_OK;
+    for (struct dirent *e; rc == TIO_OK && (errno = 0, e = readdir(d)) != NULL;) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char sub[PATH_MAX];
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        if (unlinkat(dfd, e->d_name, 0) == 0 || errno == ENOENT)
+            continue;
+        if (errno != EISDIR && errno != EPERM) {
+            rc = tio_err_errno(err, errno, "cannot remove \"%s\"", sub);
+            break;
+        }
+        int sfd = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0)
+            rc = tio_err_errno(err, errno, "cannot remove \"%s\"", sub);
+        else
+            rc = rm_contents(sfd, sub, err);
+        if (rc == TIO_OK && unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+            rc = tio_err_errno(err, errno, "cannot remove directory \"%s\"", sub);
+    }
+    if (rc == TIO_OK && errno)
+        rc = tio_err_errno(err, errno, "cannot list \"%s\"", path);
+    closedir(d);
+    return rc;
+}
+
+/* The version directory vname of the set directory setfd, opened without following a
+ * link: -1 with errno ENOENT when there is none, -1 with err set on anything else. */
+static int open_version(int setfd, const char *vname, const char *vdir, struct tio_err *err)
+{
+    int vfd = openat(setfd, vname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (vfd >= 0 || errno == ENOENT)
+        return vfd;
+    int e = errno;
+    struct stat st;
+    if (fstatat(setfd, vname, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        tio_err_set(err, TIO_E_IO, "checkpoint version directory \"%s\" is a symbolic link: "
+                    "refusing to use or remove it (remove the link yourself)", vdir);
+    else
+        tio_err_errno(err, e, "cannot open checkpoint version directory \"%s\"", vdir);
+    errno = e;
+    return -1;
 }
 
 int tio_ckpt_remove_version(const char *setdir, long long version, struct tio_err *err)
 {
-    char vdir[PATH_MAX], man[PATH_MAX];
-    if (!fits(snprintf(vdir, sizeof vdir, "%s/v%lld", setdir, version), sizeof vdir) ||
-        !fits(snprintf(man, sizeof man, "%s/" TIO_CKPT_MANIFEST, vdir), sizeof man))
+    char vname[32], vdir[PATH_MAX];
+    snprintf(vname, sizeof vname, "v%lld", version);
+    if (!fits(snprintf(vdir, sizeof vdir, "%s/%s", setdir, vname), sizeof vdir))
         return tio_err_set(err, TIO_E_ARG, "path of version %lld in \"%.200s\" is too long",
                            version, setdir);
-    struct stat st;
-    if (lstat(vdir, &st) < 0 && errno == ENOENT)
-        return TIO_OK;
+    int setfd = open(setdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (setfd < 0)
+        return errno == ENOENT ? TIO_OK
+                               : tio_err_errno(err, errno, "cannot open \"%s\"", setdir);
+    int vfd = open_version(setfd, vname, vdir, err);
+    if (vfd < 0) {
+        close(setfd);
+        return errno == ENOENT && err->cls == TIO_OK ? TIO_OK : err->cls;
+    }
     /* The manifest first, durably: from here on the version is incomplete, whatever
      * happens to the rest of the removal. */
-    if (unlink(man) == 0) {
-        int rc = tio_fsync_dir(vdir, err);
-        if (rc)
-            return rc;
+    int rc = TIO_OK;
+    if (unlinkat(vfd, TIO_CKPT_MANIFEST, 0) == 0) {
+        if (fsync(vfd) < 0)
+            rc = tio_err_errno(err, errno, "fsync of \"%s\" failed", vdir);
     } else if (errno != ENOENT) {
-        return tio_err_errno(err, errno, "cannot remove manifest \"%s\"", man);
+        rc = tio_err_errno(err, errno, "cannot remove manifest \"%s/" TIO_CKPT_MANIFEST "\"",
+                           vdir);
     }
-    int rc = nftw(vdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-    if (rc != 0 && !(rc < 0 && errno == ENOENT))
-        return tio_err_errno(err, rc > 0 ? rc : errno, "cannot remove checkpoint directory \"%s\"",
-                             vdir);
-    return tio_fsync_dir(setdir, err);
+    if (rc == TIO_OK)
+        rc = rm_contents(vfd, vdir, err); /* closes vfd */
+    else
+        close(vfd);
+    if (rc == TIO_OK && unlinkat(setfd, vname, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        rc = tio_err_errno(err, errno, "cannot remove checkpoint directory \"%s\"", vdir);
+    if (rc == TIO_OK && fsync(setfd) < 0)
+        rc = tio_err_errno(err, errno, "fsync of \"%s\" failed", setdir);
+    close(setfd);
+    return rc;
 }
 
 int tio_ckpt_remove_from(const char *setdir, long long from, struct tio_err *err)

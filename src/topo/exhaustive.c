@@ -60,9 +60,7 @@ int topo_exhaustive(struct topo_call *c, struct topo_result *res, struct tio_err
     topo_probe_path(path, sizeof path, c->dir, c->token, c->rank);
     enum topo_probe p = topo_probe_create(c->dir, path, NULL, &res->mine, err);
     if (p == TOPO_PROBE_EXISTS)
-        tio_err_set(err, TIO_E_IO,
-                    "nbhd_common_dirname: this call's probe file exists already (made by "
-                    "another program?): \"%s\"", path);
+        topo_probe_taken(path, err);
     int made = p == TOPO_PROBE_DONE;
     if (made)
         memcpy(res->probe, path, sizeof res->probe);

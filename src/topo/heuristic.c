@@ -2,7 +2,9 @@
  *
  *   1. processes are grouped by node (nodes.c); the "challenge" process is
  *      the first one on another node than rank 0 (the last rank when all share a node);
- *   2. rank 0 creates <dir>/.tierio-nbhd-<token>; a broadcast orders the look after it;
+ *   2. rank 0 creates <dir>/.tierio-nbhd-<token>, every other process checks that it could
+ *      write there (access(2)); an agreement orders the look after the creation and fails
+ *      the call everywhere when any process cannot write;
  *   3. the challenge process looks the probe up by name; a broadcast tells everybody;
  *   4. seen: one group of all processes; not seen: one group per node.
  * Cost: two file operations whatever the size. It is right for node-local directories on
@@ -18,6 +20,7 @@
 #include "topo/discover.h"
 #include "topo/exchange.h"
 #include "topo/nodes.h"
+#include "util/agree.h"
 
 int topo_heuristic(struct topo_call *c, struct topo_result *res, struct tio_err *err)
 {
@@ -33,7 +36,7 @@ int topo_heuristic(struct topo_call *c, struct topo_result *res, struct tio_err 
 
     char path[PATH_MAX];
     topo_probe_path(path, sizeof path, c->dir, c->token, -1);
-    int visible = 0, none = 0;
+    int visible = 0;
     if (c->rank == 0) {
         enum topo_probe p = topo_probe_create(c->dir, path, NULL, &res->mine, err);
         if (p == TOPO_PROBE_DONE)
@@ -44,12 +47,14 @@ int topo_heuristic(struct topo_call *c, struct topo_result *res, struct tio_err 
                         "heuristic needs it there; hybrid and exhaustive do not): \"%s\"",
                         c->dir);
         else if (p == TOPO_PROBE_EXISTS)
-            tio_err_set(err, TIO_E_IO,
-                        "nbhd_common_dirname: this call's probe file exists already (made by "
-                        "another program?): \"%s\"", path);
+            topo_probe_taken(path, err);
+    } else {
+        topo_probe_writable(c->dir, err);
     }
     res->all.creates = 1;
-    if (topo_bcast(c->comm, 0, &none, 0, err) != TIO_OK)
+    /* Every process's outcome (rank 0 made the probe before it joins), so that a process
+     * that cannot write fails the call on every process. */
+    if (tio_agree(c->comm, err, NULL, 0) != TIO_OK)
         goto out;
     res->all.removals = 1; /* the probe exists; failing to remove it is an error */
 

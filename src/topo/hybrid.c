@@ -5,11 +5,14 @@
  * its rank into the file when it succeeds. In each distinct directory exactly one leader
  * wins; the others get EEXIST, and leaders whose node lacks the directory get ENOENT. One
  * allgather tells everybody every node's outcome:
- *   - no winner: nobody sees the directory, an error on every process;
+ *   - no winner: nobody sees the directory, or (some lost) the name existed already: an
+ *     error on every process;
  *   - one winner: every leader that lost shares the winner's directory (one group);
  *   - only winners: every node has a directory of its own (node-local);
  *   - several winners and some losers (directories shared by subsets of nodes): each loser
  *     reads the winner's rank from the file, and a second allgather spreads the answers.
+ * Before that every process checks that it can write there (access(2)); a process that
+ * cannot fails the call on every process through the same allgather.
  * Processes get their node leader's group; nodes without the directory get MPI_COMM_NULL.
  * Winners remove their files once nobody needs them (split.c), and all agree that the
  * removals worked.
@@ -62,8 +65,13 @@ int topo_hybrid(struct topo_call *c, struct topo_result *res, struct tio_err *er
     res->nodes = topo_find_nodes(c, err);
     if (err->cls != TIO_OK) /* agreed; nothing made yet */
         return err->cls;
+    /* Every process checks first that it can write in the directory, so that a process
+     * that cannot (a read-only mount of its own) fails the call on every process with the
+     * same message, whichever leader would have created the probe first. */
     int leader = c->leader[c->rank];
-    if (leader == c->rank) {
+    if (topo_probe_writable(c->dir, err) == TOPO_PROBE_ERROR && leader == c->rank)
+        state = FAILED;
+    else if (leader == c->rank) {
         char content[64 + TOPO_TOKEN_LEN];
         snprintf(content, sizeof content, "tierio-nbhd %s %d\n", c->token, c->rank);
         switch (topo_probe_create(c->dir, path, content, &res->mine, err)) {
@@ -84,6 +92,10 @@ int topo_hybrid(struct topo_call *c, struct topo_result *res, struct tio_err *er
     }
     res->all.creates = res->nodes;
     res->all.removals = winners;
+    if (winners == 0 && losers > 0) { /* the name existed before anybody made it */
+        topo_probe_taken(path, err);
+        goto out;
+    }
     if (winners == 0) { /* every process sees the same: no agreement needed */
         tio_err_set(err, TIO_E_NOENT,
                     "nbhd_common_dirname: no process can see the directory (it does not exist "

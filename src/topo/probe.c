@@ -81,6 +81,25 @@ enum topo_probe topo_probe_create(const char *dir, const char *path, const char 
     return TOPO_PROBE_DONE;
 }
 
+enum topo_probe topo_probe_writable(const char *dir, struct tio_err *err)
+{
+    /* "dir/." fails as creating a file in dir would: ENOTDIR for a regular file. */
+    char here[PATH_MAX];
+    snprintf(here, sizeof here, "%s/.", dir);
+    if (faccessat(AT_FDCWD, here, W_OK | X_OK, AT_EACCESS) == 0)
+        return TOPO_PROBE_DONE;
+    if (errno == ENOENT)
+        return TOPO_PROBE_NODIR;
+    fail(err, errno, "write in the directory", dir);
+    return TOPO_PROBE_ERROR;
+}
+
+int topo_probe_taken(const char *path, struct tio_err *err)
+{
+    return tio_err_set(err, TIO_E_IO, "nbhd_common_dirname: this call's probe file exists "
+                       "already (made by another program?): \"%s\"", path);
+}
+
 enum topo_probe topo_probe_read(const char *dir, const char *path, char *buf, size_t len,
                                 struct topo_ops *ops, struct tio_err *err)
 {

@@ -52,6 +52,15 @@ void topo_probe_path(char *out, size_t len, const char *dir, const char *token, 
 enum topo_probe topo_probe_create(const char *dir, const char *path, const char *content,
                                   struct topo_ops *ops, struct tio_err *err);
 
+/* Can this process create files in dir? The check of the processes that create no probe
+ * (access(2) with the effective ids: a read-only mount shows also for root); it is no
+ * file operation of the statistics. A missing dir gives TOPO_PROBE_NODIR and no error,
+ * anything else (a regular file: ENOTDIR) the error creating a probe would give. */
+enum topo_probe topo_probe_writable(const char *dir, struct tio_err *err);
+
+/* The error of a probe name that exists already before this call made it. */
+int topo_probe_taken(const char *path, struct tio_err *err);
+
 /* Look up path by name and read up to len-1 bytes of it into buf (NUL-terminated; buf
  * may be NULL when only presence matters). ENOENT/ENOTDIR give TOPO_PROBE_NODIR. */
 enum topo_probe topo_probe_read(const char *dir, const char *path, char *buf, size_t len,

@@ -1,5 +1,6 @@
 #include "util/agree.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,15 +23,41 @@ int tio_agree(MPI_Comm comm, struct tio_err *err, int *flags, int n)
     return tio_share_error(comm, size - v[0], err);
 }
 
+size_t tio_err_rank_prefix(const char *msg)
+{
+    if (strncmp(msg, "rank ", 5) != 0)
+        return 0;
+    const char *p = msg + 5;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return p > msg + 5 && p[0] == ':' && p[1] == ' ' ? (size_t)(p + 2 - msg) : 0;
+}
+
 void tio_err_adopt(struct tio_err *err, int cls, const char *msg, int root)
 {
+    err->cls = cls;
+    if (tio_err_rank_prefix(msg)) { /* agreed before: it names its rank already */
+        snprintf(err->msg, sizeof err->msg, "%s", msg);
+        return;
+    }
     char pre[32];
     snprintf(pre, sizeof pre, "rank %d: ", root);
     size_t pl = strlen(pre);
-    err->cls = cls;
     memmove(err->msg + pl, msg, sizeof err->msg - pl - 1);
     memcpy(err->msg, pre, pl);
     err->msg[sizeof err->msg - 1] = 0;
+}
+
+int tio_err_wrap(struct tio_err *err, enum tio_errclass cls, const char *msg,
+                 const char *fmt, ...)
+{
+    char ctx[TIO_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    int pl = (int)tio_err_rank_prefix(msg);
+    return tio_err_set(err, cls, "%.*s%s: %s", pl, msg, ctx, msg + pl);
 }
 
 int tio_share_error(MPI_Comm comm, int root, struct tio_err *err)

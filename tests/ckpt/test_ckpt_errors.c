@@ -6,8 +6,6 @@
 
 #include <tierio.h>
 
-#define EX_IO ((struct et_expect){MPI_ERR_IO, "tierio: I/O error"})
-
 static char g_local[4096], g_global[4096], g_file[4200];
 
 static MPI_Info info_of(const char *kv[][2], int n) { return et_info(kv, n); }
@@ -291,6 +289,46 @@ static void test_drain_failure(const char *mode)
     MPI_Info_free(&info);
 }
 
+/* A version directory that is a symbolic link (planted, or left by someone else): begin
+ * must refuse it with a clear error and never remove what the link points to; nor may a
+ * commit's pruning of an older version that is a link. */
+static void test_symlinked_version(void)
+{
+    CASE("version directory is a symbolic link");
+    const char *kv[][2] = {{TIO_CKPT_HINT_LOCAL_DIR, g_local}, {TIO_CKPT_HINT_KEEP, "1"}};
+    MPI_Info info = info_of(kv, 2);
+    tio_ckpt_t ck;
+    if (tio_ckpt_open(MPI_COMM_WORLD, "linked", info, &ck) != MPI_SUCCESS)
+        FAIL_NOW("open");
+    char target[4200], keep[4300], link5[4300], link1[4300];
+    snprintf(target, sizeof target, "%s/not-a-version", et_root);
+    snprintf(keep, sizeof keep, "%s/manifest", target);
+    snprintf(link5, sizeof link5, "%s/linked/v5", g_local);
+    snprintf(link1, sizeof link1, "%s/linked/v1", g_local);
+    if (tt_rank == 0) {
+        CHECK_OK(mkdir(target, 0755));
+        static const char text[] = "not tierio's\n";
+        tt_write_file(keep, text, sizeof text - 1);
+        CHECK_OK(symlink(target, link5));
+        CHECK_OK(symlink(target, link1));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = tio_ckpt_begin(ck, 5);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(tt_exists(keep));
+    et_check_error(rc, EX_IO, link5, "symbolic link", NULL);
+    /* Version 6 commits with keep=1: pruning meets the link named v1 and leaves its
+     * target alone. */
+    if (tio_ckpt_begin(ck, 6) != MPI_SUCCESS)
+        FAIL_NOW("begin 6");
+    write_file(ck, "state", 100);
+    CHECK_EQ(tio_ckpt_commit(ck), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(tt_exists(keep));
+    CHECK_EQ(tio_ckpt_close(&ck), MPI_SUCCESS);
+    MPI_Info_free(&info);
+}
+
 int main(int argc, char **argv)
 {
     et_init(&argc, &argv, "ckpt-errors");
@@ -309,5 +347,6 @@ int main(int argc, char **argv)
     test_call_errors();
     test_drain_failure("async");
     test_drain_failure("sync");
+    test_symlinked_version();
     return et_finish();
 }

@@ -18,6 +18,18 @@ TT_FN void tt_mpi_abort(void)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* MPI_Init_thread with MPI_THREAD_MULTIPLE, or the test is skipped (exit 77). */
+TT_FN void tt_mpi_init_multiple(int *argc, char ***argv)
+{
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        printf("skipped: the MPI library does not provide MPI_THREAD_MULTIPLE\n");
+        MPI_Finalize();
+        exit(77);
+    }
+}
+
 /* After MPI_Init: failed checks name the rank and abort the job. */
 TT_FN void tt_mpi_joined(void)
 {
@@ -86,6 +98,7 @@ struct et_expect {
 #define EX_ACCESS ((struct et_expect){MPI_ERR_ACCESS, "tierio: permission denied"})
 #define EX_NOSPACE ((struct et_expect){MPI_ERR_NO_SPACE, "tierio: no space left"})
 #define EX_ARG ((struct et_expect){MPI_ERR_ARG, "tierio: invalid argument"})
+#define EX_IO ((struct et_expect){MPI_ERR_IO, "tierio: I/O error"})
 #define EX_UNSUPPORTED \
     ((struct et_expect){MPI_ERR_UNSUPPORTED_OPERATION, "tierio: unsupported"})
 

@@ -29,21 +29,21 @@
 
 static char et_root[4096]; /* this program's directory under $TIERIO_TEST_TMPDIR */
 
+/* MPI_Init unless the program started MPI itself (MPI_Init_thread). */
 static inline void et_init(int *argc, char ***argv, const char *tag)
 {
     /* ET_THREAD_MULTIPLE=1: MPI_THREAD_MULTIPLE, and MPI_COMM_SELF keeps its fatal
      * handler, as in a program that only made MPI_COMM_WORLD return errors: nothing tierio
      * does internally may then abort the job. */
     const char *tm = getenv("ET_THREAD_MULTIPLE");
-    if (tm && !strcmp(tm, "1")) {
-        int provided;
-        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-        if (provided < MPI_THREAD_MULTIPLE)
-            FAIL_NOW("MPI_THREAD_MULTIPLE was asked for, %d provided", provided);
-    } else {
+    int started = 0, multiple = tm && !strcmp(tm, "1");
+    MPI_Initialized(&started);
+    if (!started && multiple)
+        tt_mpi_init_multiple(argc, argv);
+    else if (!started)
         MPI_Init(argc, argv);
+    if (!multiple)
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     tt_mpi_joined();
     if (tt_rank == 0) {

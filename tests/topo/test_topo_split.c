@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 
 #include "topo_test.h"
 
@@ -260,6 +261,52 @@ static void case_errors(void)
     TT_CHECK(tp_entries(d0) == 0 && tp_entries(d1) == 0, "errors left probe files");
 }
 
+/* ---- a probe name that exists already ---- */
+
+/* Discovery names its probes after random bits every process draws with getrandom(2).
+ * While zero_random is set, this program's getrandom gives zeros, so the name is known in
+ * advance and can be planted. */
+static int zero_random;
+
+ssize_t getrandom(void *buf, size_t n, unsigned int flags)
+{
+    if (zero_random) {
+        memset(buf, 0, n);
+        return (ssize_t)n;
+    }
+    return syscall(SYS_getrandom, buf, n, flags);
+}
+
+/* The name is taken in the one directory every process sees: hybrid and heuristic fail
+ * on every process saying so (not that the directory is missing), and leave the planted
+ * file alone. */
+static void case_collision(void)
+{
+    char dir[PATH_MAX], planted[PATH_MAX + 64];
+    MPI_Barrier(MPI_COMM_WORLD); /* the previous case has counted the entries */
+    tt_path(dir, sizeof dir, "collision");
+    mkdir_all(dir);
+    snprintf(planted, sizeof planted, "%s/.tierio-nbhd-%032d", dir, 0);
+    if (tt_rank == 0)
+        tt_write_file(planted, "", 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const enum tio_nbhd_algorithm algs[] = {TIO_NBHD_HYBRID, TIO_NBHD_HEURISTIC};
+    for (int a = 0; a < 2; a++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s, probe name taken", tio_nbhd_algorithm_name(algs[a]));
+        MPI_Comm nc = MPI_COMM_WORLD;
+        zero_random = 1;
+        int rc = split(dir, algs[a], 0, &nc);
+        zero_random = 0;
+        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_IO, "exists already", what);
+        MPI_Barrier(MPI_COMM_WORLD);
+        TT_CHECK(tt_exists(planted), "%s: the planted file was removed", what);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tt_rank == 0)
+        tt_rmtree(dir);
+}
+
 /* ---- one mount namespace per process (--mounts) ---- */
 
 static void must_mount(const char *src, const char *dst, const char *type, unsigned long fl)
@@ -344,23 +391,30 @@ static void case_mounts(void)
         unmount(some);
     MPI_Barrier(MPI_COMM_WORLD);
 
-    /* Read-only on rank 1 only: exhaustive fails everywhere, and the probes the other
-     * processes made are removed. */
-    if (tt_size > 1) {
-        if (tt_rank == 1)
+    /* Read-only on one process only (the node's first one, or another): every algorithm
+     * fails everywhere with MPI_ERR_ACCESS naming that process, whichever process makes
+     * the probe, and the probes the others made are removed. */
+    int ro_ranks[2] = {tt_size - 1, 0};
+    for (int i = 0; i < 2 && tt_size > 1; i++) {
+        int ro = ro_ranks[i];
+        if (tt_rank == ro)
             ro_bind(ro1);
         MPI_Barrier(MPI_COMM_WORLD);
-        nc = MPI_COMM_WORLD;
-        rc = split(ro1, TIO_NBHD_EXHAUSTIVE, 0, &nc);
-        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, "rank 1: ",
-                       "exhaustive, read-only on rank 1");
-        tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, "Read-only file system",
-                       "exhaustive, read-only on rank 1 (reason)");
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (tt_rank == 0)
-            TT_CHECK(tp_entries(ro1) == 0, "read-only on rank 1: %d probe(s) left in %s",
-                     tp_entries(ro1), ro1);
-        if (tt_rank == 1)
+        for (int a = 0; a < TP_NALGS; a++) {
+            char what[128], who[32];
+            snprintf(what, sizeof what, "%s, read-only on rank %d",
+                     tio_nbhd_algorithm_name(tp_algs[a]), ro);
+            snprintf(who, sizeof who, "rank %d: ", ro);
+            nc = MPI_COMM_WORLD;
+            rc = split(ro1, tp_algs[a], 0, &nc);
+            tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, who, what);
+            tp_check_error(MPI_COMM_WORLD, rc, nc, EX_ACCESS, "Read-only file system", what);
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (tt_rank != ro)
+                TT_CHECK(tp_entries(ro1) == 0, "%s: %d probe(s) left in %s", what,
+                         tp_entries(ro1), ro1);
+        }
+        if (tt_rank == ro)
             unmount(ro1);
     }
 
@@ -451,13 +505,7 @@ int main(int argc, char **argv)
         }
     }
     if (threads) {
-        int provided = 0;
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-        if (provided < MPI_THREAD_MULTIPLE) {
-            printf("skipped: the MPI library does not provide MPI_THREAD_MULTIPLE\n");
-            MPI_Finalize();
-            return 77;
-        }
+        tt_mpi_init_multiple(&argc, &argv);
         tt_setup("topo_split_threads");
     } else {
         tt_init(&argc, &argv, mounts ? "topo_split_mounts" : "topo_split");
@@ -477,6 +525,7 @@ int main(int argc, char **argv)
     } else {
         case_shared();
         case_errors();
+        case_collision();
     }
     return tt_finish();
 }
