@@ -11,6 +11,7 @@
 #ifndef TIO_BENCH_COMMON_H
 #define TIO_BENCH_COMMON_H
 
+#include "tierio/tier.h"
 #include <mpi.h>
 
 #include <errno.h>
@@ -93,30 +94,15 @@ static inline void *bench_malloc(size_t n)
 /* Options                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Parse a non-negative integer (decimal, with optional k/m/g binary suffix). */
+/* A non-negative integer or size, by tierio's one size parser (tio_parse_size: "64Mi" is
+ * 64 x 2^20, "64Mi" 64 x 10^6; docs/settings.md, "Sizes"). */
 static inline unsigned long long bench_parse_u64(const char *opt, const char *s)
 {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || s[0] == '-') {
-        bench_die("option %s: '%s' is not a non-negative integer", opt, s);
-    }
-    unsigned long long mul = 1;
-    if (*end == 'k' || *end == 'K') {
-        mul = 1ULL << 10, end++;
-    } else if (*end == 'm' || *end == 'M') {
-        mul = 1ULL << 20, end++;
-    } else if (*end == 'g' || *end == 'G') {
-        mul = 1ULL << 30, end++;
-    }
-    if (*end != '\0') {
-        bench_die("option %s: '%s' is not a non-negative integer", opt, s);
-    }
-    if (v != 0 && mul > UINT64_MAX / v) {
-        bench_die("option %s: '%s' is too large", opt, s);
-    }
-    return v * mul;
+    uint64_t v;
+    if (tio_parse_size(s, &v) != 0)
+        bench_die("option %s: '%s' is not a non-negative integer or size (units: K, M, G "
+                  "are powers of 1000, Ki, Mi, Gi of 1024)", opt, s);
+    return v;
 }
 
 static inline double bench_parse_double(const char *opt, const char *s)

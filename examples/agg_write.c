@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 
     MPI_Info info;
     MPI_Info_create(&info);
-    MPI_Info_set(info, TIO_AGG_HINT_BUFFER_SIZE, "64K");
+    MPI_Info_set(info, TIO_AGG_HINT_BUFFER_SIZE, "64Ki");
     MPI_Info_set(info, TIO_AGG_HINT_BUFFER_COUNT, "2");
     tio_agg_t agg;
     tio_agg_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &agg);

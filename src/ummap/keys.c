@@ -4,6 +4,7 @@
  * whose rules (launcher variables as fallbacks) this table documents and whose parsers
  * its hooks are. */
 #include "ummap/keys.h"
+#include "util/values.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ static int mem_limit(const struct tio_key *k, const char *val, void *s, const ch
     (void)buf;
     (void)len;
     if (tio_memnode_parse_size(val, (uint64_t *)((char *)s + k->off)))
-        return *why = "expected a positive number of bytes, optionally with K, M, G or T",
+        return *why = "expected a positive number of bytes, optionally with " TIO_SIZE_UNITS,
                -1;
     return 0;
 }
@@ -84,7 +85,7 @@ static const struct tio_key keys[] = {
             "as they need it (dynamic); docs/ummap_memory.md."},
     {.env = "UMMAP_MEM_LIMIT", .type = TIO_KEY_CUSTOM, .parse = mem_limit, F(limit),
      .def_doc = "UMMAP_MEM_FACTOR x available memory",
-     .values = "bytes, or with K, M, G, T (powers of 1024; optional B or iB)",
+     .values = "a size (bytes, or with a unit: see Sizes above)",
      .doc = "memory for segments on the whole node."},
     {.env = "UMMAP_MEM_FACTOR", .type = TIO_KEY_CUSTOM, .parse = mem_factor, F(factor),
      .def = "0.9", .values = "0 < f <= 1",

@@ -1,4 +1,5 @@
 #include "ummap/memnode_env.h"
+#include "util/values.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,28 +21,11 @@ static const char *env(const char *name)
 
 int tio_memnode_parse_size(const char *s, uint64_t *out)
 {
-    if (!s || *s < '0' || *s > '9')
-        return EINVAL; /* no sign, no blanks, no empty string */
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
+    /* tierio's one size parser (util/values.h); a limit of 0 bytes means nothing. */
+    uint64_t v;
+    if (!s || tio_parse_bytes(s, &v) != 0 || v == 0)
         return EINVAL;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (shift && (*end == 'i' || *end == 'I') && (end[1] == 'b' || end[1] == 'B'))
-        end += 2;
-    else if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end || v == 0 || (shift && v > (UINT64_MAX >> shift)))
-        return EINVAL;
-    *out = (uint64_t)v << shift;
+    *out = v;
     return 0;
 }
 
@@ -205,7 +189,7 @@ static int read_limit(struct tio_memnode_config *c)
     if (l) {
         if (tio_memnode_parse_size(l, &c->limit))
             return bad("UMMAP_MEM_LIMIT", l,
-                       "expected a positive number of bytes, optionally with K, M, G or T");
+                       "expected a positive number of bytes, optionally with " TIO_SIZE_UNITS);
         c->limit_explicit = 1;
         return 0;
     }

@@ -28,9 +28,9 @@ struct tio_memnode_config {
  * naming the variable). */
 int tio_memnode_config_read(struct tio_memnode_config *c);
 
-/* "123", "64K", "512M", "2G", "1T" (binary multiples, case-insensitive, optionally
- * followed by "B" or "iB") -> bytes. Returns 0, or EINVAL for anything else, 0 and
- * values that overflow 64 bits. */
+/* A size as everywhere in tierio (util/values.h: "64Ki", "2Gi" are powers of 1024, "2G"
+ * of 1000) -> bytes. Returns 0, or EINVAL for anything else, 0 and values beyond 64
+ * bits. */
 int tio_memnode_parse_size(const char *s, uint64_t *out);
 
 /* The shm object name of a key for a user: "/tierio-memnode-<uid>-<16 hex>-<key part>". */

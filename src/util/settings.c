@@ -84,8 +84,8 @@ static int parse_typed(const struct tio_key *k, const char *val, void *s, const 
             char lo[32], hi[32];
             tio_format_size(k->lo, lo, sizeof lo);
             tio_format_size(k->hi, hi, sizeof hi);
-            snprintf(buf, len, "expected a size from %s to %s (bytes, or with K, M, G, T "
-                     "for powers of 1024, KB, MB, GB, TB for powers of 1000)", lo, hi);
+            snprintf(buf, len, "expected a size from %s to %s (bytes, or with " TIO_SIZE_UNITS
+                     ")", lo, hi);
             return *why = buf, -1;
         }
         store_uint(k, s, v);
@@ -375,8 +375,18 @@ void tio_settings_markdown(FILE *out, const struct tio_key_table *const *tables,
           "fallback hint (a reserved hint such as `cb_nodes` that an application may set for "
           "its MPI library), else the default. "
           "One error format: `hint NAME=\"VALUE\" is invalid: WHY` (or `environment "
-          "variable ...`). Sizes take K, M, G, T (powers of 1024; also KiB ...) and KB, MB, "
-          "GB, TB (powers of 1000) unless the row says otherwise.\n", out);
+          "variable ...`).\n\n"
+          "## Sizes\n\n"
+          "Every size tierio reads (hints, environment, site file, command line) takes bytes "
+          "or a number with a unit that means what it says: " TIO_SIZE_UNITS ", with an "
+          "optional B (`64Mi`, `64MiB` = 67108864; `64M`, `64MB` = 64000000), in any case. "
+          "A fraction is allowed when it makes whole bytes (`1.5Ki`).\n\n"
+          "## Misspellings\n\n"
+          "An info key starting with `storage_alloc_`, `swin_` or `tierio_`, or an environment "
+          "variable starting with `TIERIO_` or `UMMAP_`, that is none of the settings below is "
+          "ignored with a warning (once per process, naming the closest setting). "
+          "`TIERIO_TEST_`, `TIERIO_BENCH_`, `TIERIO_CLUSTER_` and `TIERIO_SELFTEST_` are "
+          "left to the project's tests and tools.\n", out);
     for (size_t t = 0; t < n; t++) {
         const struct tio_key_table *tb = tables[t];
         fprintf(out, "\n## %s\n\n", tb->layer);

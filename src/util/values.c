@@ -93,20 +93,25 @@ static int parse_number(const char *s, double *v, const char **end, int *integer
     return errno == ERANGE || !isfinite(x) ? TIO_VALUE_RANGE : 0;
 }
 
-/* The multiplier of a size suffix ("", "B", "K", "KiB", "KB", ...), or 0. */
+/* The multiplier of a size suffix, or 0. Units mean what they say (docs/settings.md,
+ * "Sizes"): K, M, G, T, P (and KB ...) are powers of 1000, Ki, Mi, Gi, Ti, Pi (and
+ * KiB ...) powers of 1024; any case. */
 static uint64_t size_unit(const char *u, size_t n)
 {
-    static const struct { const char *name; uint64_t mult; } units[] = {
-        {"", 1}, {"B", 1},
-        {"K", UINT64_C(1) << 10}, {"KiB", UINT64_C(1) << 10}, {"KB", UINT64_C(1000)},
-        {"M", UINT64_C(1) << 20}, {"MiB", UINT64_C(1) << 20}, {"MB", UINT64_C(1000000)},
-        {"G", UINT64_C(1) << 30}, {"GiB", UINT64_C(1) << 30}, {"GB", UINT64_C(1000000000)},
-        {"T", UINT64_C(1) << 40}, {"TiB", UINT64_C(1) << 40}, {"TB", UINT64_C(1000000000000)},
-    };
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (strlen(units[i].name) == n && !strncasecmp(u, units[i].name, n))
-            return units[i].mult;
-    return 0;
+    static const char prefixes[] = "KMGTP";
+    if (n == 0 || (n == 1 && (*u == 'B' || *u == 'b')))
+        return 1;
+    const char *p = strchr(prefixes, toupper((unsigned char)*u));
+    if (!p || !*p)
+        return 0;
+    int power = (int)(p - prefixes) + 1, binary = n >= 2 && (u[1] == 'i' || u[1] == 'I');
+    size_t rest = n - 1 - (size_t)binary; /* what follows: nothing or "B" */
+    if (rest > 1 || (rest == 1 && u[n - 1] != 'B' && u[n - 1] != 'b'))
+        return 0;
+    uint64_t m = 1;
+    for (int i = 0; i < power; i++)
+        m *= binary ? 1024 : 1000;
+    return m;
 }
 
 static size_t trimmed_len(const char *s)

@@ -18,12 +18,15 @@ int tio_parse_u64(const char *s, uint64_t *out);
 /* Values with units; return 0, -1 for a malformed value (no decimal number, a sign,
  * hexadecimal, inf, nan, an unknown unit) or TIO_VALUE_RANGE for a well-formed value out
  * of its range. *out is set only on success.
- *   sizes: bytes, or K M G T (powers of 1024, also KiB...), KB MB GB TB (powers of 1000);
+ *   sizes: bytes, or K M G T P (also KB ...: powers of 1000), Ki Mi Gi Ti Pi (also KiB ...:
+ *          powers of 1024);
  *          at most 2^64 - 1 bytes, whole bytes
  *   rates: a size per second, "5GB/s", "38 GiB/s"; 0, or TIO_RATE_MIN to TIO_RATE_MAX
  *   times: s, ms, us, ns (bare numbers are seconds); 0, or TIO_TIME_MIN to TIO_TIME_MAX
  * tio_parse_size (also public, include/tierio/tier.h) returns -1 for both failures. */
 #define TIO_VALUE_RANGE (-2)
+/* The units of sizes, as messages and the reference say them. */
+#define TIO_SIZE_UNITS "K, M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi (powers of 1024)"
 #define TIO_RATE_MIN 1.0      /* B/s */
 #define TIO_RATE_MAX 1e18     /* 1 EB/s */
 #define TIO_RATE_RANGE "from 1 B/s to 1 EB/s"

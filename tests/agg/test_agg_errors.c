@@ -71,7 +71,7 @@ static void test_open(void)
                "tierio_agg_tier = auto", "tierio_agg_strategy = tapioca");
     open_fails("notier", amode, kv("tierio_agg_tier", "nvram", NULL, NULL), EX_ARG,
                "no tier \"nvram\"", "aggregation buffers");
-    open_fails("nosize", amode, kv("tierio_agg_tier", "ssd", "tierio_agg_buffer_size", "1M"),
+    open_fails("nosize", amode, kv("tierio_agg_tier", "ssd", "tierio_agg_buffer_size", "1Mi"),
                EX_NOSPACE, "tier \"ssd\"", "available");
     open_fails("persistence", amode, kv("tierio_agg_persistence", "job", NULL, NULL),
                EX_INFO_VALUE, "tier \"dram\" keeps data for \"none\" only",
@@ -85,7 +85,7 @@ static void test_open(void)
     open_fails("twomodes", MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL, EX_ARG,
                "amode", "exactly one");
     /* Settings that differ between processes. */
-    open_fails("differ", amode, kv("tierio_agg_buffer_size", tt_rank ? "2M" : "1M", NULL, NULL),
+    open_fails("differ", amode, kv("tierio_agg_buffer_size", tt_rank ? "2Mi" : "1Mi", NULL, NULL),
                EX_INFO_VALUE, "differ from rank 0", NULL);
 
     /* No node-local tier in the site file: the node-local target cannot be. */

@@ -49,7 +49,7 @@ static void rounds(long mib)
     tt_path(path, sizeof path, "rounds.dat");
     MPI_Info info;
     TT_MPI(MPI_Info_create(&info));
-    tt_info_set(info, "tierio_agg_buffer_size", "1M");
+    tt_info_set(info, "tierio_agg_buffer_size", "1Mi");
     tt_info_set(info, "tierio_agg_buffer_count", "2");
     uint8_t *data = malloc((size_t)per), *back = malloc((size_t)per);
     if (!data || !back)
@@ -112,7 +112,7 @@ static void one_capacity(const char *what, const char *persistence, const char *
     MPI_Info info;
     TT_MPI(MPI_Info_create(&info));
     tt_info_set(info, "tierio_agg_strategy", "tapioca");
-    tt_info_set(info, "tierio_agg_buffer_size", "32M");
+    tt_info_set(info, "tierio_agg_buffer_size", "32Mi");
     tt_info_set(info, "tierio_agg_persistence", persistence);
     const int64_t per = 3 << 20;
     uint8_t *data = malloc(per), *back = calloc(1, per);
@@ -164,7 +164,7 @@ static void capacity(void)
     /* The default strategy on DRAM: refused, nothing left. */
     MPI_Info info;
     TT_MPI(MPI_Info_create(&info));
-    tt_info_set(info, "tierio_agg_buffer_size", "32M");
+    tt_info_set(info, "tierio_agg_buffer_size", "32Mi");
     char path[PATH_MAX];
     tt_path(path, sizeof path, "refused.dat");
     tio_agg_t a;

@@ -622,9 +622,9 @@ static void test_settings(void)
     CHECK_EQ(s.balanced, 0);
 
     CASE("settings: info over environment over MPI-IO aliases");
-    const char *info[] = {"tierio_agg_buffer_size", "4M", "cb_nodes", "3", "cb_buffer_size",
+    const char *info[] = {"tierio_agg_buffer_size", "4Mi", "cb_nodes", "3", "cb_buffer_size",
                           "99", "tierio_agg_strategy", "TAPIOCA", NULL};
-    const char *env[] = {"TIERIO_AGG_BUFFER_SIZE", "1M", "TIERIO_AGG_AGGREGATORS", "5",
+    const char *env[] = {"TIERIO_AGG_BUFFER_SIZE", "1Mi", "TIERIO_AGG_AGGREGATORS", "5",
                          "TIERIO_AGG_BUFFER_COUNT", "3", "TIERIO_AGG_TARGET", "subfiles",
                          "TIERIO_AGG_SUBFILING", "2", "TIERIO_AGG_PERSISTENCE", "job", NULL};
     CHECK_EQ(tio_agg_settings_parse(&s, kv_get, info, kv_get, env, &err), TIO_OK);
@@ -662,7 +662,7 @@ static void test_settings(void)
     const char *bad5[] = {"tierio_agg_persistence", "forever", NULL};
     CHECK(tio_agg_settings_parse(&s, kv_get, bad5, NULL, NULL, &err) == TIO_E_INFO_VALUE);
     tio_err_clear(&err);
-    const char *bad6[] = {"tierio_agg_align", "2M", "tierio_agg_buffer_size", "1M", NULL};
+    const char *bad6[] = {"tierio_agg_align", "2Mi", "tierio_agg_buffer_size", "1Mi", NULL};
     CHECK(tio_agg_settings_parse(&s, kv_get, bad6, NULL, NULL, &err) == TIO_E_INFO_VALUE);
     CHECK_HAS(err.msg, "larger than the buffer");
     tio_err_clear(&err);

@@ -9,18 +9,20 @@ static void check_sizes(void)
 {
     CASE("parse_size");
     static const struct { const char *s; uint64_t v; } good[] = {
-        {"1", 1},           {"4096", 4096},           {"64K", 65536},
-        {"64k", 65536},     {"64KB", 65536},          {"64KiB", 65536},
-        {"3M", 3u << 20},   {"2G", 2ull << 30},       {"1t", 1ull << 40},
-        {"16777215T", 16777215ull << 40},             {"18446744073709551615", UINT64_MAX},
+        {"1", 1},           {"4096", 4096},           {"64K", 64000},
+        {"64k", 64000},     {"64KB", 64000},          {"64KiB", 65536},
+        {"64Ki", 65536},    {"3Mi", 3u << 20},        {"3M", 3000000},
+        {"2Gi", 2ull << 30}, {"2G", 2000000000ull},   {"1ti", 1ull << 40},
+        {"1.5Gi", 3ull << 29}, {"16777215Ti", 16777215ull << 40},
+        {"18446744073709551615", UINT64_MAX},
     };
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
         uint64_t v = 0;
         CHECK_EQ(tio_memnode_parse_size(good[i].s, &v), 0);
         CHECK(v == good[i].v);
     }
-    static const char *bad[] = {"", "0", "0K", "-1", "+1", " 1", "1 ", "1.5G", "1X", "1KK",
-                                "1iB", "K", "16777216T", "18446744073709551616", "0x10"};
+    static const char *bad[] = {"", "0", "0K", "-1", "+1", "1.5", "1X", "1KK", "1iB",
+                                "K", "16777216Ti", "18446744073709551616", "0x10", "1KiBB"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         uint64_t v = 7;
         if (tio_memnode_parse_size(bad[i], &v) != EINVAL || v != 7) {
@@ -88,7 +90,7 @@ static void check_keys(void)
     char want[300];
 
     CASE("key from UMMAP_NODE_KEY");
-    mn_env("my key", "1M", NULL, NULL);
+    mn_env("my key", "1Mi", NULL, NULL);
     setenv("PMIX_NAMESPACE", "123", 1);
     c = read_ok();
     CHECK(!strcmp(c.key, "my key"));
@@ -102,7 +104,7 @@ static void check_keys(void)
     CHECK(!strcmp(c.key_source, "PMIX_NAMESPACE"));
 
     CASE("key from SLURM");
-    mn_env(NULL, "1M", NULL, NULL);
+    mn_env(NULL, "1Mi", NULL, NULL);
     setenv("SLURM_JOB_ID", "77", 1);
     setenv("SLURM_STEP_ID", "3", 1);
     c = read_ok();
@@ -159,7 +161,7 @@ static void proxy(int in, int out)
 static void check_hydra(void)
 {
     CASE("key from hydra_pmi_proxy");
-    mn_env(NULL, "1M", NULL, NULL);
+    mn_env(NULL, "1Mi", NULL, NULL);
     struct mn_kid p = mn_spawn(proxy);
     CHECK_EQ(mn_recv(p.from), 1);
     mn_reap_ok(&p);
@@ -169,7 +171,7 @@ static void check_procs(void)
 {
     struct tio_memnode_config c;
     CASE("process count");
-    mn_env("k", "1M", NULL, NULL);
+    mn_env("k", "1Mi", NULL, NULL);
     c = read_ok();
     CHECK_EQ(c.nprocs, 0);
     CHECK(!strcmp(c.nprocs_source, "processes joined"));
@@ -229,7 +231,7 @@ static void check_limits(void)
     check_limit(0.25, "0.25");
     check_limit(1.0, "1");
     CASE("UMMAP_MEM_LIMIT");
-    mn_env("k", "3G", NULL, NULL);
+    mn_env("k", "3Gi", NULL, NULL);
     setenv("UMMAP_MEM_FACTOR", "0.5", 1);
     struct tio_memnode_config c = read_ok();
     CHECK(c.limit == 3ull << 30);

@@ -21,15 +21,17 @@ static void units(void)
     double d;
     CHECK(tio_parse_size("4096", &b) == 0 && b == 4096);
     CHECK(tio_parse_size("16GiB", &b) == 0 && b == 16ull << 30);
-    CHECK(tio_parse_size("16 G", &b) == 0 && b == 16ull << 30);
+    CHECK(tio_parse_size("16 Gi", &b) == 0 && b == 16ull << 30);
+    CHECK(tio_parse_size("16 G", &b) == 0 && b == 16000000000ull);
     CHECK(tio_parse_size("128GB", &b) == 0 && b == 128000000000ull);
-    CHECK(tio_parse_size("1.5K", &b) == 0 && b == 1536);
+    CHECK(tio_parse_size("1.5Ki", &b) == 0 && b == 1536);
+    CHECK(tio_parse_size("1.5K", &b) == 0 && b == 1500);
     CHECK(tio_parse_size("2mib", &b) == 0 && b == 2ull << 20);
     CHECK(tio_parse_size("1.3", &b) < 0);      /* a fraction of a byte */
     CHECK(tio_parse_size("-1", &b) < 0);
     CHECK(tio_parse_size("12 parsecs", &b) < 0);
     CHECK(tio_parse_size("", &b) < 0);
-    CHECK(tio_parse_size("99999999999T", &b) < 0); /* beyond 2^64 */
+    CHECK(tio_parse_size("99999999999Ti", &b) < 0); /* beyond 2^64 */
     CHECK(tio_parse_rate("12.5GiB/s", &d) == 0);
     check_near(d, 12.5 * 1073741824.0, "12.5GiB/s");
     CHECK(tio_parse_rate("5 GB/s", &d) == 0);

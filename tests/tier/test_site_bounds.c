@@ -62,8 +62,8 @@ static const struct row tier_rows[] = {
     /* sizes */
     {"capacity", "18446744073709551616", "out of range"},   /* 2^64 */
     {"capacity", "99999999999999999999999", "out of range"}, /* strtoull overflows */
-    {"capacity", "17179869184G", "out of range"},           /* 2^34 GiB = 2^64 */
-    {"capacity", "16777216T", "out of range"},              /* 2^24 TiB = 2^64 */
+    {"capacity", "17179869184Gi", "out of range"},           /* 2^34 GiB = 2^64 */
+    {"capacity", "16777216Ti", "out of range"},              /* 2^24 TiB = 2^64 */
     {"capacity", "18446744073709552KB", "out of range"},
     {"capacity", "1e300TB", "out of range"},
     {"capacity", "1e400", "out of range"},
@@ -73,7 +73,7 @@ static const struct row tier_rows[] = {
     {"capacity", "0x10", "not a positive size"},
     {"capacity", "0", "not a positive size"},
     {"capacity", "18446744073709551615", NULL}, /* 2^64 - 1 */
-    {"capacity", "16777215T", NULL},
+    {"capacity", "16777215Ti", NULL},
     {"capacity", "9007199254740993", NULL}, /* 2^53 + 1: no rounding through a double */
     {"capacity", "1.5e3", NULL},
     /* NUMA node numbers */
@@ -115,9 +115,10 @@ static void exact(void)
     double d;
     CHECK(tio_parse_size("18446744073709551615", &b) == 0 && b == UINT64_MAX);
     CHECK(tio_parse_size("9007199254740993", &b) == 0 && b == 9007199254740993ull);
-    CHECK(tio_parse_size("16777215T", &b) == 0 && b == 16777215ull << 40);
+    CHECK(tio_parse_size("16777215Ti", &b) == 0 && b == 16777215ull << 40);
     CHECK(tio_parse_size("1.5e3", &b) == 0 && b == 1500);
-    CHECK(tio_parse_size("1.5K", &b) == 0 && b == 1536);
+    CHECK(tio_parse_size("1.5Ki", &b) == 0 && b == 1536);
+    CHECK(tio_parse_size("1.5K", &b) == 0 && b == 1500);
     CHECK(tio_parse_rate("1000000TB/s", &d) == 0 && d == 1e18);
     CHECK(tio_parse_time("86400s", &d) == 0 && d == 86400);
     CHECK(tio_parse_time("0.001ns", &d) == 0 && fabs(d - 1e-12) < 1e-24);

@@ -222,7 +222,7 @@ static void test_keys_and_aliases(void)
     CHECK_HAS(e.msg, "storage_alloc_sync_scope");
     static const char *bad_tuning[][2] = {
         {"storage_alloc_segsize", "1000"}, {"storage_alloc_segsize", "2048"},
-        {"storage_alloc_segsize", "12288"}, {"swin_segsize", "1M"},
+        {"storage_alloc_segsize", "12288"}, {"swin_segsize", "1Mi"},
         {"storage_alloc_flush_interval", "-2"}, {"swin_flushint", "soon"},
         {"storage_alloc_readfile", "maybe"}, {"storage_alloc_policy", "lru"},
         {"storage_alloc_driver", "aio"}, {"storage_alloc_sync_scope", "node"},
@@ -333,7 +333,7 @@ static void test_invalid(void)
         {"striping_factor", "", TIO_E_INFO_VALUE},
         {"striping_factor", "9223372036854775808", TIO_E_INFO_VALUE}, /* > LONG_MAX */
         {"striping_unit", "0", TIO_E_INFO_VALUE},
-        {"striping_unit", "1M", TIO_E_INFO_VALUE},
+        {"striping_unit", "1Mi", TIO_E_INFO_VALUE},
         {"striping_unit", "-65536", TIO_E_INFO_VALUE},
         /* the user-level engine's tuning hints need the engine */
         {"storage_alloc_segsize", "4096", TIO_E_INFO_VALUE},

@@ -45,7 +45,7 @@ static const struct tio_key toy_keys[] = {
      .def = "false", F(flag)},
     {.name = "t_count", .env = "T_COUNT", .fallback = "mpi_count", .type = TIO_KEY_UINT,
      .def = "3", F(count), .lo = 1, .hi = 10},
-    {.name = "t_bytes", .type = TIO_KEY_SIZE, .def = "1K", F(bytes), .lo = 1, .hi = 1 << 20},
+    {.name = "t_bytes", .type = TIO_KEY_SIZE, .def = "1Ki", F(bytes), .lo = 1, .hi = 1 << 20},
     {.name = "t_colour", .type = TIO_KEY_CHOICE, .def = "red", F(colour), .words = colours},
     {.name = "t_name", .type = TIO_KEY_STRING, .def = "abc", F(name)},
     {.name = "t_odd", .type = TIO_KEY_CUSTOM, .def = "1", F(odd), .parse = odd_only},
@@ -93,7 +93,7 @@ static void test_types(void)
         {"t_count", "0", "expected an integer from 1 to 10"},
         {"t_count", "11", "from 1 to 10"},
         {"t_count", "-1", "from 1 to 10"},
-        {"t_bytes", "2M", "expected a size from"},
+        {"t_bytes", "2Mi", "expected a size from"},
         {"t_bytes", "0", "expected a size from"},
         {"t_colour", "RED", "expected \"red\" or \"green\""}, /* case matters unless nocase */
         {"t_colour", "blue", "expected \"red\" or \"green\""},
@@ -247,7 +247,7 @@ static void test_tables(void)
     CASE("aggregation: report -> parse gives the same settings");
     struct tio_agg_settings s, s2;
     static const char *agg[] = {"tierio_agg_strategy", "tapioca", "tierio_agg_buffer_size",
-                                "4M", "tierio_agg_buffer_count", "3", "tierio_agg_target",
+                                "4Mi", "tierio_agg_buffer_count", "3", "tierio_agg_target",
                                 "subfiles", "tierio_agg_subfiling", "2", "tierio_agg_read",
                                 "aggregate", "tierio_agg_domains", "balanced",
                                 "tierio_agg_tier", "nvme", NULL};
