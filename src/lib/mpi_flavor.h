@@ -6,6 +6,7 @@
 #define TIO_LIB_MPI_FLAVOR_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #define TIO_STR_(x) #x
 #define TIO_STR(x) TIO_STR_(x)

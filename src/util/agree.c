@@ -40,12 +40,17 @@ void tio_err_adopt(struct tio_err *err, int cls, const char *msg, int root)
         snprintf(err->msg, sizeof err->msg, "%s", msg);
         return;
     }
-    char pre[32];
-    snprintf(pre, sizeof pre, "rank %d: ", root);
-    size_t pl = strlen(pre);
-    memmove(err->msg + pl, msg, sizeof err->msg - pl - 1);
-    memcpy(err->msg, pre, pl);
-    err->msg[sizeof err->msg - 1] = 0;
+    /* msg may be err->msg itself, or a shorter buffer: copy it out first, no further
+     * than its end. */
+    char copy[sizeof err->msg], pre[32];
+    size_t n = strnlen(msg, sizeof copy - 1);
+    memcpy(copy, msg, n);
+    int pl = snprintf(pre, sizeof pre, "rank %d: ", root);
+    if (n > sizeof err->msg - 1 - (size_t)pl)
+        n = sizeof err->msg - 1 - (size_t)pl;
+    memcpy(err->msg, pre, (size_t)pl);
+    memcpy(err->msg + pl, copy, n);
+    err->msg[(size_t)pl + n] = 0;
 }
 
 int tio_err_wrap(struct tio_err *err, enum tio_errclass cls, const char *msg,
