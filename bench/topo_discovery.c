@@ -180,6 +180,7 @@ static void bench_dir(const char *base, int reps, const char *lib)
             bench_json_int(&j, "creates", r->st.creates_all);
             bench_json_int(&j, "lookups", r->st.lookups_all);
             bench_json_int(&j, "listings", r->st.listings_all);
+            bench_json_int(&j, "checks", r->st.checks_all);
             bench_json_int(&j, "removals", r->st.removals_all);
         } else {
             /* the floor makes none; MPICH's are not counted */

@@ -83,12 +83,16 @@ struct tio_nbhd_stats {
     int groups;             /* communicators made (groups sharing the directory) */
     int excluded;           /* processes that got MPI_COMM_NULL */
     long long fileops;      /* file operations by this process */
-    long long fileops_all;  /* by all processes of comm: creates + lookups + listings */
+    long long fileops_all;  /* by all processes of comm: creates + lookups + listings +
+                               checks */
     long long creates_all;  /* probe-file creations attempted, all processes */
     long long lookups_all;  /* probe files looked up by name, all processes */
     long long listings_all; /* directory listings, all processes */
     long long removals_all; /* probe files removed, all processes */
     double seconds;         /* wall-clock time of the call on this process */
+    long long checks_all;   /* writability checks (access(2)) of the directory, all
+                               processes: one per process that creates no probe (hybrid:
+                               every process; heuristic: all but rank 0) */
 };
 
 /* Fill *stats with the last discovery of the calling thread (successful or not). Returns 1

@@ -7,7 +7,8 @@
  *      the call everywhere when any process cannot write;
  *   3. the challenge process looks the probe up by name; a broadcast tells everybody;
  *   4. seen: one group of all processes; not seen: one group per node.
- * Cost: two file operations whatever the size. It is right for node-local directories on
+ * Cost: two file operations whatever the size, and a writability check per process but
+ * rank 0. It is right for node-local directories on
  * every node and for one directory shared by all. It assumes that every node has the
  * directory and that sharing is all-or-nothing: a directory shared by a subset of the
  * nodes comes out as node-local (or, if the challenge node shares it with rank 0, as
@@ -49,8 +50,9 @@ int topo_heuristic(struct topo_call *c, struct topo_result *res, struct tio_err 
         else if (p == TOPO_PROBE_EXISTS)
             topo_probe_taken(path, err);
     } else {
-        topo_probe_writable(c->dir, err);
+        topo_probe_writable(c->dir, &res->mine, err);
     }
+    res->all.checks = c->size - 1;
     res->all.creates = 1;
     /* Every process's outcome (rank 0 made the probe before it joins), so that a process
      * that cannot write fails the call on every process. */

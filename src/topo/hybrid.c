@@ -11,8 +11,9 @@
  *   - only winners: every node has a directory of its own (node-local);
  *   - several winners and some losers (directories shared by subsets of nodes): each loser
  *     reads the winner's rank from the file, and a second allgather spreads the answers.
- * Before that every process checks that it can write there (access(2)); a process that
- * cannot fails the call on every process through the same allgather.
+ * Before that every process checks that it can write there (access(2), one check per
+ * process in the statistics); a process that cannot fails the call on every process
+ * through the same allgather.
  * Processes get their node leader's group; nodes without the directory get MPI_COMM_NULL.
  * Winners remove their files once nobody needs them (split.c), and all agree that the
  * removals worked.
@@ -69,7 +70,9 @@ int topo_hybrid(struct topo_call *c, struct topo_result *res, struct tio_err *er
      * that cannot (a read-only mount of its own) fails the call on every process with the
      * same message, whichever leader would have created the probe first. */
     int leader = c->leader[c->rank];
-    if (topo_probe_writable(c->dir, err) == TOPO_PROBE_ERROR && leader == c->rank)
+    int writable = topo_probe_writable(c->dir, &res->mine, err) != TOPO_PROBE_ERROR;
+    res->all.checks = c->size;
+    if (leader == c->rank && !writable)
         state = FAILED;
     else if (leader == c->rank) {
         char content[64 + TOPO_TOKEN_LEN];

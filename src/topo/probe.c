@@ -81,8 +81,10 @@ enum topo_probe topo_probe_create(const char *dir, const char *path, const char 
     return TOPO_PROBE_DONE;
 }
 
-enum topo_probe topo_probe_writable(const char *dir, struct tio_err *err)
+enum topo_probe topo_probe_writable(const char *dir, struct topo_ops *ops,
+                                    struct tio_err *err)
 {
+    ops->checks++;
     /* "dir/." fails as creating a file in dir would: ENOTDIR for a regular file. */
     char here[PATH_MAX];
     snprintf(here, sizeof here, "%s/.", dir);

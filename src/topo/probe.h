@@ -26,6 +26,7 @@ struct topo_ops {
     long long lookups;  /* a probe looked up by name (opened and read) */
     long long listings; /* directory listings */
     long long removals; /* probes removed */
+    long long checks;   /* writability checks of the directory (access(2)) */
 };
 
 enum topo_probe {
@@ -53,10 +54,11 @@ enum topo_probe topo_probe_create(const char *dir, const char *path, const char 
                                   struct topo_ops *ops, struct tio_err *err);
 
 /* Can this process create files in dir? The check of the processes that create no probe
- * (access(2) with the effective ids: a read-only mount shows also for root); it is no
- * file operation of the statistics. A missing dir gives TOPO_PROBE_NODIR and no error,
- * anything else (a regular file: ENOTDIR) the error creating a probe would give. */
-enum topo_probe topo_probe_writable(const char *dir, struct tio_err *err);
+ * (access(2) with the effective ids: a read-only mount shows also for root), counted in
+ * ops->checks. A missing dir gives TOPO_PROBE_NODIR and no error, anything else (a
+ * regular file: ENOTDIR) the error creating a probe would give. */
+enum topo_probe topo_probe_writable(const char *dir, struct topo_ops *ops,
+                                    struct tio_err *err);
 
 /* The error of a probe name that exists already before this call made it. */
 int topo_probe_taken(const char *path, struct tio_err *err);

@@ -50,12 +50,13 @@ static void record(const struct topo_call *c, const struct topo_result *res, int
     s->nodes = res->nodes;
     s->groups = res->groups;
     s->excluded = res->excluded;
-    s->fileops = res->mine.creates + res->mine.lookups + res->mine.listings;
+    s->fileops = res->mine.creates + res->mine.lookups + res->mine.listings + res->mine.checks;
     s->creates_all = res->all.creates;
     s->lookups_all = res->all.lookups;
     s->listings_all = res->all.listings;
     s->removals_all = res->all.removals;
-    s->fileops_all = s->creates_all + s->lookups_all + s->listings_all;
+    s->checks_all = res->all.checks;
+    s->fileops_all = s->creates_all + s->lookups_all + s->listings_all + s->checks_all;
     s->seconds = PMPI_Wtime() - t0;
     have_last_stats = 1;
 }

@@ -29,7 +29,8 @@ case $mode in
     want "tierio topo: $np ranks on 1 node, algorithm hybrid"
     want "$dir: 1 group"
     want "group 1: ranks 0-$((np - 1)) on $(hostname)"
-    want "cost: 1 file operation (creations 1, lookups 0, listings 0; probes removed 1)"
+    # the hybrid: one creation, and every process checks that it can write
+    want "cost: $((1 + np)) file operations (creations 1, lookups 0, listings 0, writability checks $np; probes removed 1)"
     want "$dir/missing: error: "
     [[ -z $(ls -A "$dir") ]] || fail "probe files left in $dir"
     rmdir "$dir"
@@ -44,7 +45,7 @@ case $mode in
     [[ $rc == 0 ]] || fail "exit status $rc"
     ranks=$(seq -s, 0 $((np - 1)))
     want "{\"dir\":\"$dir\",\"algorithm\":\"exhaustive\",\"ranks\":$np,\"nodes\":1,\"groups\":[{\"ranks\":[$ranks],\"nodes\":[\"$(hostname)\"]}],\"no_access\":{\"ranks\":[],\"nodes\":[]}"
-    want "\"fileops\":$((2 * np)),\"creates\":$np,\"lookups\":0,\"listings\":$np,\"removals\":$np,"
+    want "\"fileops\":$((2 * np)),\"creates\":$np,\"lookups\":0,\"listings\":$np,\"checks\":0,\"removals\":$np,"
     [[ -z $(ls -A "$dir") ]] || fail "probe files left in $dir"
     rmdir "$dir"
     ;;
@@ -63,10 +64,10 @@ case $mode in
       want "group $((k + 1)): ranks $ranks on node$k"
       all+="${all:+, }node$k"
     done
-    want "cost: $nodes file operations (creations $nodes, lookups 0, listings 0; probes removed $nodes)"
+    want "cost: $((nodes + np)) file operations (creations $nodes, lookups 0, listings 0, writability checks $np; probes removed $nodes)"
     want "$TIERIO_PFS: 1 group"
     want "group 1: ranks 0-$((np - 1)) on $all"
-    want "cost: $nodes file operations (creations $nodes, lookups 0, listings 0; probes removed 1)"
+    want "cost: $((nodes + np)) file operations (creations $nodes, lookups 0, listings 0, writability checks $np; probes removed 1)"
     ;;
   *) echo "cli_check: unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -56,16 +56,19 @@ static void check_stats_one_group(enum tio_nbhd_algorithm alg, const char *what)
     long long creates = a == TIO_NBHD_EXHAUSTIVE ? tt_size : 1;
     long long lookups = a == TIO_NBHD_HEURISTIC ? 1 : 0;
     long long listings = a == TIO_NBHD_EXHAUSTIVE ? tt_size : 0;
+    /* writability checks: every process of the hybrid, all but rank 0 of the heuristic */
+    long long checks = a == TIO_NBHD_HYBRID ? tt_size : a == TIO_NBHD_HEURISTIC ? tt_size - 1 : 0;
     TT_CHECK(s.creates_all == creates && s.lookups_all == lookups &&
              s.listings_all == listings && s.removals_all == creates &&
-             s.fileops_all == creates + lookups + listings,
-             "%s: stats creates %lld lookups %lld listings %lld removals %lld fileops %lld, "
-             "expected %lld %lld %lld %lld", what, s.creates_all, s.lookups_all,
-             s.listings_all, s.removals_all, s.fileops_all, creates, lookups, listings,
-             creates);
+             s.checks_all == checks && s.fileops_all == creates + lookups + listings + checks,
+             "%s: stats creates %lld lookups %lld listings %lld removals %lld checks %lld "
+             "fileops %lld, expected %lld %lld %lld %lld %lld", what, s.creates_all,
+             s.lookups_all, s.listings_all, s.removals_all, s.checks_all, s.fileops_all,
+             creates, lookups, listings, creates, checks);
     long long mine = a == TIO_NBHD_EXHAUSTIVE ? 2
-                     : a == TIO_NBHD_HYBRID   ? (tt_rank == 0)
-                                              : (tt_rank == 0) + (tt_rank == tt_size - 1);
+                     : a == TIO_NBHD_HYBRID   ? (tt_rank == 0) + 1
+                                              : (tt_rank == 0) + (tt_rank == tt_size - 1) +
+                                                    (tt_rank != 0);
     TT_CHECK(s.fileops == mine, "%s: this process made %lld file operations, expected %lld",
              what, s.fileops, mine);
     if (a != TIO_NBHD_EXHAUSTIVE)

@@ -123,18 +123,19 @@ static void report(const struct topo_cli *t, const char *dir, const int *gid,
         else
             printf("{\"ranks\":[],\"nodes\":[]}");
         printf(",\"fileops\":%lld,\"creates\":%lld,\"lookups\":%lld,\"listings\":%lld,"
-               "\"removals\":%lld,\"seconds\":%.6f}\n",
+               "\"checks\":%lld,\"removals\":%lld,\"seconds\":%.6f}\n",
                s->fileops_all, s->creates_all, s->lookups_all, s->listings_all,
-               s->removals_all, slowest);
+               s->checks_all, s->removals_all, slowest);
     } else {
         if (n) {
             printf("  no access: ");
             print_members(t, member, n, 0);
         }
-        printf("  cost: %lld file operation%s (creations %lld, lookups %lld, listings %lld; "
-               "probes removed %lld), %.3f ms (slowest rank), algorithm %s\n",
+        printf("  cost: %lld file operation%s (creations %lld, lookups %lld, listings %lld, "
+               "writability checks %lld; probes removed %lld), %.3f ms (slowest rank), "
+               "algorithm %s\n",
                s->fileops_all, s->fileops_all == 1 ? "" : "s", s->creates_all, s->lookups_all,
-               s->listings_all, s->removals_all, slowest * 1e3,
+               s->listings_all, s->checks_all, s->removals_all, slowest * 1e3,
                tio_nbhd_algorithm_name(s->algorithm));
     }
     free(member);
