@@ -35,7 +35,9 @@ static void read_level(void)
 {
     struct log_settings s;
     struct tio_err err = {0};
-    if (tio_settings_env_one(&tio_log_keys, "TIERIO_LOG", &s, &err) != TIO_OK) {
+    /* Unchecked: the misspelling warnings would come back here, inside this
+     * pthread_once. */
+    if (tio_settings_env_unchecked(&tio_log_keys, "TIERIO_LOG", &s, &err) != TIO_OK) {
         /* The logger cannot log its own setting: straight to stderr, once. */
         fprintf(stderr, "tierio: %s; logging warnings and errors\n", err.msg);
         return;

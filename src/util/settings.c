@@ -289,25 +289,39 @@ int tio_settings_parse(const struct tio_key_table *t, void *s, tio_key_get_fn in
     return TIO_OK;
 }
 
-int tio_settings_one(const struct tio_key_table *t, const char *name, void *s,
-                     tio_key_get_fn info, void *info_ctx, tio_key_get_fn env, void *env_ctx,
-                     struct tio_err *err)
+/* One key, without looking at the rest of the environment. */
+static int one_key(const struct tio_key_table *t, const char *name, void *s,
+                   tio_key_get_fn info, void *info_ctx, tio_key_get_fn env, void *env_ctx,
+                   struct tio_err *err)
 {
     const struct tio_key *k = tio_settings_key(t, name);
     if (!k)
         return tio_err_set(err, TIO_E_ARG, "no setting %s", name);
-    if (env)
-        tio_settings_check_env();
     enum tio_key_from f;
     memset(field(k, s), 0, k->size); /* this key only: the caller's struct is partial */
     default_key(k, s);
     return parse_key(k, s, info, info_ctx, env, env_ctx, &f, err);
 }
 
+int tio_settings_one(const struct tio_key_table *t, const char *name, void *s,
+                     tio_key_get_fn info, void *info_ctx, tio_key_get_fn env, void *env_ctx,
+                     struct tio_err *err)
+{
+    if (env)
+        tio_settings_check_env();
+    return one_key(t, name, s, info, info_ctx, env, env_ctx, err);
+}
+
 int tio_settings_env_one(const struct tio_key_table *t, const char *name, void *s,
                          struct tio_err *err)
 {
     return tio_settings_one(t, name, s, NULL, NULL, tio_settings_getenv, NULL, err);
+}
+
+int tio_settings_env_unchecked(const struct tio_key_table *t, const char *name, void *s,
+                               struct tio_err *err)
+{
+    return one_key(t, name, s, NULL, NULL, tio_settings_getenv, NULL, err);
 }
 
 const struct tio_key *tio_settings_key(const struct tio_key_table *t, const char *name)

@@ -152,6 +152,11 @@ int tio_settings_one(const struct tio_key_table *t, const char *name, void *s,
 int tio_settings_env_one(const struct tio_key_table *t, const char *name, void *s,
                          struct tio_err *err);
 
+/* tio_settings_env_one without the misspelling check of the environment: for the logger
+ * alone, which reads TIERIO_LOG with it (the check's warnings go through the logger). */
+int tio_settings_env_unchecked(const struct tio_key_table *t, const char *name, void *s,
+                               struct tio_err *err);
+
 /* The environment as a getter (an empty variable counts as not set, as shells unset). */
 long tio_settings_getenv(void *ctx, const char *key, char *val, size_t len);
 

@@ -57,36 +57,53 @@ static size_t distance(const char *a, const char *b)
     return row[lb];
 }
 
-/* Whether name is a setting (or a reported key); else *nearest is the closest setting of
- * the same kind, or NULL when none is close. */
-static int known(const char *name, int env, const char **nearest)
+/* Every name of the given kind a table or a layer knows, to fn; stops when fn returns 1
+ * (and returns 1). */
+static int each_name(int env, int (*fn)(const char *known, void *ctx), void *ctx)
 {
-    size_t n, best = (size_t)-1;
+    size_t n;
     const struct tio_key_table *const *tables = tio_settings_tables(&n);
-    *nearest = NULL;
-    for (size_t r = 0; r < nreported; r++)
+    for (size_t r = 0; !env && r < nreported; r++)
         for (const char *const *p = reported[r]; *p; p++)
-            if (!strcmp(*p, name))
+            if (fn(*p, ctx))
                 return 1;
     for (size_t t = 0; t < n; t++)
         for (size_t i = 0; i < tables[t]->n; i++) {
             const struct tio_key *k = &tables[t]->keys[i];
-            const char *cands[] = {env ? k->env : k->name, env ? NULL : k->alias};
-            for (size_t c = 0; c < 2; c++) {
-                if (!cands[c])
-                    continue;
-                if (!strcmp(cands[c], name))
+            const char *names[] = {env ? k->env : k->name, env ? NULL : k->alias};
+            for (size_t c = 0; c < 2; c++)
+                if (names[c] && fn(names[c], ctx))
                     return 1;
-                size_t d = distance(name, cands[c]);
-                if (d < best) {
-                    best = d;
-                    *nearest = cands[c];
-                }
-            }
         }
-    if (best > 3 || best * 4 > strlen(name))
-        *nearest = NULL;
     return 0;
+}
+
+static int same(const char *known, void *name)
+{
+    return !strcmp(known, name);
+}
+
+struct nearest {
+    const char *name, *best;
+    size_t d;
+};
+
+static int closer(const char *known, void *ctx)
+{
+    struct nearest *n = ctx;
+    size_t d = distance(n->name, known);
+    if (d < n->d)
+        n->d = d, n->best = known;
+    return 0;
+}
+
+/* The setting closest to an unknown name, when one is close (a few edits, at most a
+ * quarter of the name); NULL otherwise. Only for a warning: not on the way of known names. */
+static const char *nearest(const char *name, int env)
+{
+    struct nearest n = {name, NULL, (size_t)-1};
+    each_name(env, closer, &n);
+    return n.d <= 3 && n.d * 4 <= strlen(name) ? n.best : NULL;
 }
 
 /* Each name once per process. */
@@ -108,16 +125,16 @@ static int first_time(const char *name)
 
 int tio_settings_check_name(const char *name, int env)
 {
-    const char *nearest;
     if (!starts(name, env ? env_prefixes : key_prefixes) || (env && starts(name, env_reserved)))
         return 0;
-    if (known(name, env, &nearest))
+    if (each_name(env, same, (void *)name))
         return 0;
-    if (first_time(name))
+    if (first_time(name)) {
+        const char *near = nearest(name, env);
         TIO_WARN("%s \"%s\" is not one of tierio's settings: ignored%s%s%s (docs/settings.md "
                  "lists them)", env ? "environment variable" : "info key", name,
-                 nearest ? "; did you mean \"" : "", nearest ? nearest : "",
-                 nearest ? "\"?" : "");
+                 near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+    }
     return 1;
 }
 
@@ -139,9 +156,8 @@ static void scan_env(void)
             continue;
         memcpy(name, *e, len);
         name[len] = 0;
-        const char *nearest;
         if (starts(name, env_prefixes) && !starts(name, env_reserved) &&
-            !known(name, 1, &nearest))
+            !each_name(1, same, name))
             env_unknown[nenv_unknown++] = strdup(name);
     }
 }

@@ -3,7 +3,11 @@
  * settings, reported get_info keys, the project's test variables and other programs'
  * names are not. The warnings are read back from stderr. */
 #include "check.h"
+#include "util/log.h"
 #include "util/settings.h"
+
+#include <signal.h>
+#include <sys/wait.h>
 
 /* Everything written to stderr while fn runs. */
 static char *stderr_of(void (*fn)(void))
@@ -53,8 +57,33 @@ static void keys(void)
     CHECK_EQ(tio_settings_check_name("TIERIO_AGG", 0), 0); /* a variable, not a key */
 }
 
+/* A process whose first tierio call is a log message, with a misspelled variable set: the
+ * logger reads TIERIO_LOG through the settings, which look at the environment and warn,
+ * through the logger. That must print the warning, not wait for itself. */
+static void log_first(void)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        alarm(10); /* a deadlock ends here, as a signal */
+        setenv("TIERIO_LOGG", "debug", 1);
+        int err = open("/dev/null", O_WRONLY);
+        dup2(err, 2); /* the warnings are not this test's subject */
+        TIO_WARN("the first message of this process");
+        _exit(0);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (WIFSIGNALED(status))
+        FAIL_NOW("a log message as the first call with a misspelled variable set: killed by "
+                 "signal %d (SIGALRM %d: the logger waited for itself)", WTERMSIG(status),
+                 SIGALRM);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
+    log_first();
     setenv("TIERIO_AGG_STRATEGYY", "tapioca", 1);  /* misspelled */
     setenv("UMMAP_MEM_LIMT", "1Gi", 1);             /* misspelled */
     setenv("TIERIO_TEST_SOMETHING", "1", 1);        /* the tests' own: ignored */
