@@ -35,17 +35,15 @@ size_t tio_err_rank_prefix(const char *msg)
 
 void tio_err_adopt(struct tio_err *err, int cls, const char *msg, int root)
 {
-    err->cls = cls;
-    if (tio_err_rank_prefix(msg)) { /* agreed before: it names its rank already */
-        snprintf(err->msg, sizeof err->msg, "%s", msg);
-        return;
-    }
-    /* msg may be err->msg itself, or a shorter buffer: copy it out first, no further
-     * than its end. */
+    /* msg may be err->msg itself, or a buffer shorter than it: copy it out first, no
+     * further than its end. */
     char copy[sizeof err->msg], pre[32];
     size_t n = strnlen(msg, sizeof copy - 1);
     memcpy(copy, msg, n);
-    int pl = snprintf(pre, sizeof pre, "rank %d: ", root);
+    copy[n] = 0;
+    err->cls = cls;
+    /* agreed before: it names its rank already */
+    int pl = tio_err_rank_prefix(copy) ? 0 : snprintf(pre, sizeof pre, "rank %d: ", root);
     if (n > sizeof err->msg - 1 - (size_t)pl)
         n = sizeof err->msg - 1 - (size_t)pl;
     memcpy(err->msg, pre, (size_t)pl);

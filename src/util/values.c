@@ -73,11 +73,21 @@ static const char *decimal_end(const char *p, int *integer)
     return c;
 }
 
+static size_t trimmed_len(const char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    return n;
+}
+
 /* A non-negative decimal number at the start of s (no sign, hexadecimal, inf or nan);
- * *end after it and its blanks, *integer when it is digits only. 0, -1 when there is
- * none, TIO_VALUE_RANGE when it overflows or underflows a double (*end still set, for
- * the caller to check the unit first). */
-static int parse_number(const char *s, double *v, const char **end, int *integer)
+ * *end after it and its blanks, *unit_len the length of what follows without trailing
+ * blanks (its unit), *integer when it is digits only. 0, -1 when there is none,
+ * TIO_VALUE_RANGE when it overflows or underflows a double (*end still set, for the
+ * caller to check the unit first). */
+static int parse_number(const char *s, double *v, const char **end, size_t *unit_len,
+                        int *integer)
 {
     s = tio_skip_blank(s);
     const char *stop = decimal_end(s, integer);
@@ -90,6 +100,7 @@ static int parse_number(const char *s, double *v, const char **end, int *integer
         return -1;
     *v = x;
     *end = tio_skip_blank(e);
+    *unit_len = trimmed_len(*end);
     return errno == ERANGE || !isfinite(x) ? TIO_VALUE_RANGE : 0;
 }
 
@@ -114,21 +125,14 @@ static uint64_t size_unit(const char *u, size_t n)
     return m;
 }
 
-static size_t trimmed_len(const char *s)
-{
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        n--;
-    return n;
-}
-
 int tio_parse_bytes(const char *s, uint64_t *out)
 {
     double v;
     const char *u;
-    int integer, rc = parse_number(s, &v, &u, &integer);
+    size_t n;
+    int integer, rc = parse_number(s, &v, &u, &n, &integer);
     uint64_t m, b;
-    if (rc == -1 || (m = size_unit(u, trimmed_len(u))) == 0)
+    if (rc == -1 || (m = size_unit(u, n)) == 0)
         return -1;
     if (rc)
         return rc;
@@ -164,10 +168,10 @@ int tio_parse_rate(const char *s, double *out)
 {
     double v;
     const char *u;
-    int integer, rc = parse_number(s, &v, &u, &integer);
+    size_t n;
+    int integer, rc = parse_number(s, &v, &u, &n, &integer);
     if (rc == -1)
         return -1;
-    size_t n = trimmed_len(u);
     if (n < 2 || u[n - 2] != '/' || (u[n - 1] != 's' && u[n - 1] != 'S'))
         return -1;
     size_t k = n - 2;
@@ -190,10 +194,10 @@ int tio_parse_time(const char *s, double *out)
     };
     double v;
     const char *u;
-    int integer, rc = parse_number(s, &v, &u, &integer);
+    size_t n;
+    int integer, rc = parse_number(s, &v, &u, &n, &integer);
     if (rc == -1)
         return -1;
-    size_t n = trimmed_len(u);
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (strlen(units[i].name) == n && !strncmp(u, units[i].name, n)) {
             double t = v * units[i].mult;
