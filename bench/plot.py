@@ -114,8 +114,10 @@ def _items(path: str, records: List[dict],
             label = f"{r.get('test', '?')}: {r.get('subject', '?')}"
             if r.get("baseline"):
                 label += f" (vs {r['baseline']})"
+            # a row's target is on its goal when it has one, else on its ratio
             out.append(((section, bench, RATIO), section, label,
-                         {"value": r.get("ratio"), "target": r.get("target"),
+                         {"value": r.get("ratio"),
+                          "target": None if r.get("goal") else r.get("target"),
                           "verified": r.get("verified")}))
             if r.get("goal"):   # a target on another quantity: a chart of its own
                 out.append(((section, bench, r["goal"]), section,

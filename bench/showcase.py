@@ -122,11 +122,18 @@ class Row:
     note: str = ""
     problem: bool = False      # counts as a failure (besides verified == False)
     key: bool = True           # shown by default; others only with --all (or if failing)
-    # The target, for bench/plot.py (the note says it in words): met when the ratio,
-    # or `goal_value` when the target is about another quantity (`goal`), is >= target.
+    # The target: met when the ratio, or `goal_value` when the target is about
+    # another quantity (`goal`, a fraction), is >= target. The note says it in words (added
+    # here, once for every row), bench/plot.py draws it.
     target: Optional[float] = None
     goal: str = ""
     goal_value: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        if self.target is not None:
+            said = _target_note(self.goal_value if self.goal else self.ratio, self.target,
+                                percent=bool(self.goal))
+            self.note = ", ".join(x for x in (self.note, said) if x)
 
 
 @dataclass
@@ -312,12 +319,10 @@ def section_mstream(r: Runner) -> Section:
         target = None
         if kernel == "triad" and window != "memory":
             target = 0.95
-            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), target)) if x)
         if kernel in ("sync", "resync"):   # first write-back of the new file, and a later one
             target = 0.8
             what = "first write-back" if kernel == "sync" else "write-back of rewritten pages"
-            note = ", ".join(x for x in (note, what, _target_note(rec.get("ratio"), target))
-                             if x)
+            note = ", ".join(x for x in (note, what) if x)
         sec.rows.append(Row(
             bench="mstream", test=kernel, subject=window, result=fmt_gbps(rec),
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
@@ -341,8 +346,6 @@ def section_dht(r: Runner) -> Section:
         if phase == "sync":
             note = (note + "; " if note else "") + "write-back of the filled table"
         target = 0.85 if phase == "total" and window == "storage" else None
-        if target is not None:
-            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), target)) if x)
         sec.rows.append(Row(
             bench="dht", test=phase, subject=window, result=result,
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
@@ -369,7 +372,6 @@ def section_hacc_io(r: Runner) -> Section:
             target = None
             if phase == "checkpoint" and method in ("storage_window", "storage_window_ummap"):
                 target = 1
-                notes.append(_target_note(rec.get("ratio"), target))
             if phase == "restart":
                 notes.append("page cache dropped first" if rec.get("cache") == "dropped"
                              else "warm cache")
@@ -401,8 +403,6 @@ def _ummap_mstream(r: Runner, sec: Section) -> None:
             continue
         note, problem = placement_check(rec, window)
         target = 0.8 if kernel == "triad" else None
-        if target is not None:
-            note = ", ".join(x for x in (note, _target_note(rec.get("ratio"), target)) if x)
         sec.rows.append(Row(
             bench="mstream", test=kernel, subject="ummap window", result=fmt_gbps(rec),
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
@@ -442,7 +442,6 @@ def _ummap_ooc(r: Runner, sec: Section) -> None:
         subject, target = method, None
         if method == "ummap":
             target = 6
-            note += ", " + _target_note(rec.get("ratio"), target)
             subject = f"ummap ({rec.get('driver', '?')})"
         sec.rows.append(Row(
             bench="ummap_ooc", test="rmw 2x limit", subject=subject,
@@ -481,8 +480,6 @@ def _ummap_memmode(r: Runner, sec: Section) -> None:
         note = (f"{rec.get('procs')} procs, limit {rec.get('limit', 0) >> 20} MiB, "
                 f"sizes {rec.get('total_size', 0) >> 20} MiB")
         target = 1.5 if mode == "dynamic" else None
-        if target is not None:
-            note += ", " + _target_note(rec.get("ratio"), target)
         sec.rows.append(Row(
             bench="ummap_memmode", test="makespan", subject=mode,
             result=fmt_seconds(rec.get("seconds")), baseline=rec.get("baseline") or "",
@@ -522,8 +519,6 @@ def _ummap_bulksync(r: Runner, sec: Section) -> None:
             continue
         note = f"{rec.get('bytes', 0) / 2**20:.0f} MiB dirty"
         target = 0.8 if rec.get("mode") == "bulk" else None
-        if target is not None:
-            note += ", " + _target_note(rec.get("ratio"), target)
         sec.rows.append(Row(
             bench="ummap_bulksync", test=test, subject=subject, result=fmt_gbps(rec),
             baseline=rec.get("baseline") or "", ratio=rec.get("ratio"),
@@ -562,8 +557,6 @@ def _topo_ckpt(r: Runner, sec: Section) -> None:
         note = (f"{rec.get('neighbourhoods', '?')} neighbourhoods, "
                 f"{rec.get('bytes', 0) / 1e6:.0f} MB")
         target = 3 if method == "topology_aware" and phase == "checkpoint" else None
-        if target is not None:
-            note += ", " + _target_note(rec.get("ratio"), target)
         sec.rows.append(Row(
             bench="topo_ckpt", test=phase, subject=method,
             result=f"{fmt_seconds(rec.get('seconds'))} ({fmt_mbps(rec.get('mb_per_s'))})",
@@ -616,8 +609,7 @@ def _ckpt_drain(r: Runner, sec: Section) -> None:
             goal = {"target": 0.8, "goal": "share of the global write the drain hides",
                     "goal_value": drain}
             if drain is not None and hidden is not None:
-                note = (f"drain hides {drain * 100:.0f} % of the global write, "
-                        + _target_note(drain, goal["target"], percent=True)
+                note = (f"drain hides {drain * 100:.0f} % of the global write"
                         + f"; overhead {hidden * 100:.0f} % below global_sync's"
                         + ("" if before is None else f" ({before * 100:.0f} % before close)")
                         + "; " + note)
@@ -691,7 +683,6 @@ def _agg_1d(r: Runner, sec: Section) -> None:
         if method == "tierio" and phase in ("write", "rewrite") and dist in ("uniform",
                                                                             "normal"):
             target = 2
-            note += ", " + _target_note(rec.get("ratio"), target)
         sec.rows.append(_agg_row("agg_1d", f"{dist} {phase}", rec, note, target=target,
                                  key=method == "tierio" and phase in ("write", "rewrite")))
 
@@ -707,12 +698,10 @@ def _agg_workflow(r: Runner, sec: Section) -> None:
         if red:
             note += (f", {red[1:]} more I/O time" if red.startswith("-")
                      else f", {red} less I/O time")
-        ratio, target = rec.get("ratio"), None
+        target = None
         if method == "tierio_nodelocal" and phase == "total":
-            # the target is on the I/O time saved: 1 - method / mpiio = 1 - 1 / ratio, so
-            # 20 % saved is a ratio of 1 / (1 - 0.2) = 1.25x, the row's target
-            saved = None if not ratio else 1 - 1 / ratio
-            note += ", " + _target_note(saved, 0.2, percent=True) + " less"
+            # the target is 20 % less I/O time: 1 - method / mpiio = 1 - 1 / ratio >= 0.2,
+            # a ratio of 1 / (1 - 0.2) = 1.25x
             target = 1 / (1 - 0.2)
         sec.rows.append(_agg_row("agg_workflow", phase, rec, note, target=target,
                                  key=phase == "total" and method != "mpiio"))

@@ -111,6 +111,11 @@ def main():
     drain = charts.get(("ckpt_drain", "share hidden"))
     check(drain is not None and drain.bars["app time: multilevel_async"].values == [0.9],
           "the goal's own chart holds its value, not the ratio")
+    check(drain is not None and drain.bars["app time: multilevel_async"].target == 0.8,
+          "the goal's chart has the row's target")
+    ratio_bar = charts["ckpt_drain", plot.RATIO].bars["app time: multilevel_async (vs memory)"]
+    check(ratio_bar.target is None,
+          f"the ratio bar of a row whose target is on its goal has target {ratio_bar.target}")
     fig = plot.draw(charts["ummap_ooc", plot.RATIO], os.path.join(tmp, "ooc.png"))
     check(fig.axes[0].get_xscale() == "log", "ratios 0.6x and 24x: not on a log axis")
     fig = plot.draw(charts["mstream", plot.RATIO], os.path.join(tmp, "ms.png"))
