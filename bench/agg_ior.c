@@ -23,7 +23,7 @@
  *
  *   IOR_HINT__MPI__cb_nodes=4 tools/cluster/tio-cluster run --nodes 4 --np 8 --ppn 2 \
  *       --mpi openmpi --pfs-write-bps 100M --env LD_PRELOAD=.../libtierio-pmpi.so -- \
- *       build/openmpi/bench/tio-bench-agg-ior -A -b 1m -t 256k -s 4 -i 5 -e -W -R -C */
+ *       build/openmpi/bench/tio-bench-agg-ior -A -b 1Mi -t 256Ki -s 4 -i 5 -e -W -R -C */
 #include "bench_common.h"
 
 #include <fcntl.h>

@@ -39,8 +39,8 @@ static void usage(const char *prog)
 {
     bench_usage("usage: %s [-m bytes] [-g bytes] [-p k[,k...]] [-D drivers] [-B bulk,individual]\n"
                 "          [-r reps] [-d dir]\n"
-                "  -m bytes   mapping size (default 64m)\n"
-                "  -g bytes   segment size (default 64k)\n"
+                "  -m bytes   mapping size (default 64Mi)\n"
+                "  -g bytes   segment size (default 64Ki)\n"
                 "  -p list    dirty every k-th segment, one row set per k (default 1)\n"
                 "  -D list    I/O drivers: posix, direct, uring (default all three; a driver the\n"
                 "             engine refuses is reported as skipped)\n"

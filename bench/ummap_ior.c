@@ -2,7 +2,7 @@
 /* IOR-like transfers through the ummap engine, the kernel's mmap, pread/pwrite and plain
  * memory, side by side (seed 000 §6.3.1, Figure 6.5).
  *
- * Every rank owns a block of B bytes (-b, default 64 MiB; the seed's 1 GiB is -b 1g) of
+ * Every rank owns a block of B bytes (-b, default 64 MiB; the seed's 1 GiB is -b 1Gi) of
  * one shared file per method, at offset rank*B, and moves it in transfers of T bytes (-t,
  * default 256 KiB), in sequential or pseudo-random order (a per-rank permutation of its
  * transfers). ummap's segment size is T unless -g says otherwise (the seed: 256 KiB).
@@ -48,8 +48,8 @@ static void usage(const char *prog)
 {
     bench_usage("usage: %s [-b bytes] [-t bytes] [-g bytes] [-S N] [-P seq,rnd] [-M methods]\n"
                 "          [-D driver] [-r reps] [-d dir]\n"
-                "  -b bytes   block per process, k/m/g suffixes (default 64m; seed: 1g)\n"
-                "  -t bytes   transfer size (default 256k)\n"
+                "  -b bytes   block per process, Ki/Mi/Gi suffixes (default 64Mi; seed: 1Gi)\n"
+                "  -t bytes   transfer size (default 256Ki)\n"
                 "  -g bytes   ummap segment size (default: the transfer size)\n"
                 "  -S N       sync every N transfers in the synced variant (default 16)\n"
                 "  -P list    patterns: seq, rnd (default both)\n"

@@ -51,9 +51,9 @@ static void usage(const char *prog)
 {
     bench_usage("usage: %s [-m bytes] [-w bytes] [-t bytes] [-g bytes] [-n ops] [-H bytes]\n"
                 "          [-p policy] [-D drivers] [-M methods] [-T seconds] [-s seed] [-d dir]\n"
-                "  -m bytes   memory limit: the cgroup's limit (default 128m)\n"
+                "  -m bytes   memory limit: the cgroup's limit (default 128Mi)\n"
                 "  -w bytes   working set, the file size (default twice the limit)\n"
-                "  -t bytes   read-modify-write size (default 256k)\n"
+                "  -t bytes   read-modify-write size (default 256Ki)\n"
                 "  -g bytes   ummap segment size (default the transfer size)\n"
                 "  -n ops     read-modify-writes (default 2 * working set / transfer)\n"
                 "  -H bytes   limit - UMMAP_MEM_LIMIT, room for what is not segments\n"

@@ -50,7 +50,7 @@ static void usage(const char *prog)
                 "  -S every   synchronise every this many iterations (default 25)\n"
                 "  -K list    kernels: stencil,transpose (default both)\n"
                 "  -M list    methods: memory,ummap,mmap,posix (default all)\n"
-                "  -g bytes   ummap segment size (default 1m)\n"
+                "  -g bytes   ummap segment size (default 1Mi)\n"
                 "  -D driver  ummap I/O driver: posix, direct, uring (default: UMMAP_DRIVER)\n"
                 "  -r reps    repetitions, the median is reported (default 1)\n"
                 "  -d dir     directory of the files (default $TIERIO_BENCH_DIR or /tmp)\n",

@@ -10,8 +10,8 @@
 #                        [LABELS l ...] COMMAND exe args...)
 #
 # PPN: ranks per node (default: ceil(p/k)); ranks fill node0 first.
-# ARGS: more options of `tio-cluster run`, e.g. --pfs-write-bps 10M, --node-mem-limit 256M,
-#   --node-local-size 64M, --net-rate 1gbit, --pfs DIR, --env VAR=value.
+# ARGS: more options of `tio-cluster run`, e.g. --pfs-write-bps 10Mi, --node-mem-limit 256Mi,
+#   --node-local-size 64Mi, --net-rate 1gbit, --pfs DIR, --env VAR=value.
 # PRELOAD: the ranks get libtierio-pmpi in LD_PRELOAD (tio-cluster forwards it to the
 #   ranks only, not to the launcher).
 # ENV: environment of the test; tio-cluster forwards TIERIO_*, OMPI_MCA_*, LD_*, PATH,
