@@ -40,6 +40,7 @@ uint64_t tio_meminfo(const char *field)
 struct hierarchy {
     char mount[4096], root[4096], path[4096];
     const char *limit, *usage, *hierarchy_flag; /* hierarchy_flag: v1 only */
+    const char *inactive_file;                  /* its memory.stat field, hierarchical */
 };
 
 /* Copy of the n bytes at s into out (size len), mountinfo's octal escapes (\040 for a
@@ -125,8 +126,30 @@ static int find_path(const char *self_cgroup, int v2, struct hierarchy *h)
 
 /* ---- the room ---- */
 
+/* A field of the memory.stat file in dir ("name value" lines); 0 when absent. */
+static uint64_t stat_field(const char *dir, const char *field)
+{
+    char p[8300], name[64];
+    unsigned long long v, found = 0;
+    snprintf(p, sizeof p, "%s/memory.stat", dir);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return 0;
+    while (fscanf(f, "%63s %llu", name, &v) == 2)
+        if (!strcmp(name, field)) {
+            found = v;
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
 /* The room under the cgroup directory dir: limit - usage, UINT64_MAX without a limit
- * (v2 "max", v1's 2^63-ish "unlimited", an unreadable file). */
+ * (v2 "max", v1's 2^63-ish "unlimited", an unreadable file). The usage counts the page
+ * cache, whose inactive file pages the kernel drops before it fails an allocation: they
+ * are room (what MemAvailable says of the whole machine, and the "working set" of
+ * container runtimes). Without that a node that has just written a file through its
+ * cache would seem to have none. */
 static uint64_t level_room(const struct hierarchy *h, const char *dir)
 {
     char p[8300];
@@ -137,6 +160,8 @@ static uint64_t level_room(const struct hierarchy *h, const char *dir)
     snprintf(p, sizeof p, "%s/%s", dir, h->usage);
     if (read_u64(p, &usage))
         usage = 0;
+    uint64_t cache = stat_field(dir, h->inactive_file);
+    usage = usage > cache ? usage - cache : 0;
     return limit > usage ? limit - usage : 0;
 }
 
@@ -176,9 +201,9 @@ static uint64_t hierarchy_room(struct hierarchy *h)
 uint64_t tio_cgroup_room(const char *mountinfo, const char *self_cgroup)
 {
     static const struct hierarchy kinds[2] = {
-        {.limit = "memory.max", .usage = "memory.current"},
+        {.limit = "memory.max", .usage = "memory.current", .inactive_file = "inactive_file"},
         {.limit = "memory.limit_in_bytes", .usage = "memory.usage_in_bytes",
-         .hierarchy_flag = "memory.use_hierarchy"},
+         .hierarchy_flag = "memory.use_hierarchy", .inactive_file = "total_inactive_file"},
     };
     uint64_t room = UINT64_MAX;
     for (int v1 = 0; v1 < 2; v1++) {

@@ -68,6 +68,13 @@ static void v2(void)
     put("v2/full", "memory.current", "2097152\n");
     CHECK_EQ(room("v2", "cgroup2", "/", "rw", "0::/full\n"), 0);
 
+    CASE("v2: inactive page cache is room (memory.stat)");
+    put("v2/cached", "memory.max", "1073741824\n");
+    put("v2/cached", "memory.current", "1073741824\n");
+    put("v2/cached", "memory.stat", "anon 104857600\nfile 943718400\nactive_file 209715200\n"
+                                    "inactive_file 734003200\nfile_dirty 0\n");
+    CHECK_EQ(room("v2", "cgroup2", "/", "rw", "0::/cached\n"), 700 * MiB);
+
     CASE("v2: max everywhere limits nothing (MemAvailable decides)");
     put("v2/free/a/b", "memory.max", "max\n");
     put("v2/free/a", "memory.max", "max\n");
@@ -97,6 +104,14 @@ static void v1(void)
     put("memory/slurm/job", "memory.use_hierarchy", "1\n");
     const char *self = "9:name=systemd:/\n4:memory:/slurm/job\n1:cpu:/\n0::/\n";
     CHECK_EQ(room("memory", "cgroup", "/", "rw,memory", self), GiB - 300 * MiB);
+
+    CASE("v1: hierarchical inactive page cache is room, the local count is not used");
+    put("memory/cache", "memory.limit_in_bytes", "536870912\n");
+    put("memory/cache", "memory.usage_in_bytes", "536870912\n");
+    put("memory/cache", "memory.use_hierarchy", "1\n");
+    put("memory/cache", "memory.stat", "cache 400000000\ninactive_file 1048576\n"
+                                       "total_inactive_file 268435456\n");
+    CHECK_EQ(room("memory", "cgroup", "/", "rw,memory", "4:memory:/cache\n"), 256 * MiB);
 
     CASE("v1: memory listed with other controllers");
     CHECK_EQ(room("memory", "cgroup", "/", "rw,cpu,memory",
