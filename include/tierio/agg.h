@@ -120,6 +120,15 @@ extern "C" {
 #define TIO_AGG_HINT_READ          "tierio_agg_read"  /* auto | aggregate */
 #define TIO_AGG_HINT_WRITE         "tierio_agg_write" /* MPI-IO route: aggregate | auto */
 #define TIO_AGG_HINT_DOMAINS       "tierio_agg_domains" /* local | balanced */
+/* Strategy memory_conscious (docs/agg.md): aggregators per node, per-aggregator message
+ * size of writes and of reads, the least memory a node needs to aggregate, bytes per
+ * aggregation group, and the percent of a node's available memory aggregation may take. */
+#define TIO_AGG_HINT_MC_PER_NODE      "tierio_agg_mc_per_node"
+#define TIO_AGG_HINT_MC_WRITE_MESSAGE "tierio_agg_mc_write_message"
+#define TIO_AGG_HINT_MC_READ_MESSAGE  "tierio_agg_mc_read_message"
+#define TIO_AGG_HINT_MC_MIN_MEMORY    "tierio_agg_mc_min_memory"
+#define TIO_AGG_HINT_MC_GROUP_MESSAGE "tierio_agg_mc_group_message"
+#define TIO_AGG_HINT_MC_MEMORY_SHARE  "tierio_agg_mc_memory_share"
 
 typedef struct tio_agg *tio_agg_t;
 

@@ -29,8 +29,9 @@ void tio_agg_access_free(struct tio_agg_access *x)
 
 int tio_agg_by_node_possible(const struct tio_agg *a)
 {
+    /* (A strategy that cuts the domains itself moves data between nodes on purpose.) */
     return a->placed && a->nr.nodecomm != MPI_COMM_NULL && a->set.target == TIO_AGG_TARGET_FILE &&
-           !a->set.balanced && a->align <= TIO_AGG_LOCAL_ALIGN_MAX;
+           !a->set.balanced && a->align <= TIO_AGG_LOCAL_ALIGN_MAX && !a->strategy->plan;
 }
 
 int tio_agg_spans_apart_here(struct tio_agg *a)
@@ -58,11 +59,13 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     /* Once the aggregators are known, domains may follow the data's nodes. */
     struct tio_agg_locality loc = {a->grp.gnode_of, a->dom_node};
     int64_t buffer = (int64_t)a->set.buffer_size;
-    int rc = by_node ? tio_agg_plan_by_node(&x->plan, x->gpieces, x->ngpieces, nd, buffer,
-                                            a->align, &loc, a->grp.gnnodes, err)
-                     : tio_agg_plan_make(&x->plan, x->gpieces, x->ngpieces, nd, buffer,
-                                         a->align, a->placed && !a->set.balanced ? &loc : NULL,
-                                         err);
+    int rc = a->placed && a->strategy->plan
+                 ? a->strategy->plan(a, x->gpieces, x->ngpieces, a->planning_read, &x->plan, err)
+             : by_node ? tio_agg_plan_by_node(&x->plan, x->gpieces, x->ngpieces, nd, buffer,
+                                              a->align, &loc, a->grp.gnnodes, err)
+                       : tio_agg_plan_make(&x->plan, x->gpieces, x->ngpieces, nd, buffer,
+                                           a->align, a->placed && !a->set.balanced ? &loc : NULL,
+                                           err);
     if (rc)
         return err->cls;
     x->by_node = by_node;
@@ -171,8 +174,9 @@ int tio_agg_plan_access(struct tio_agg *a, struct tio_agg_access *x,
         tio_agg_access_free(x);
         return err->cls;
     }
-    /* Placed by this access (tapioca): its domains may now follow the data. */
-    if (placing && !a->set.balanced) {
+    /* Placed by this access (tapioca, memory_conscious): its domains may now follow the
+     * data, or be the strategy's. */
+    if (placing && (!a->set.balanced || a->strategy->plan)) {
         tio_agg_access_free_plan(x);
         node = by_node(a, pieces, n, ctx);
         if (tio_agg_access_make(a, x, pieces, n, node, err) != TIO_OK) {

@@ -339,4 +339,6 @@ void tio_agg_info_fill(const struct tio_agg *a, MPI_Info info)
                       x->checking ? "node (checked at the second call after)" : "all");
     }
     PMPI_Info_set(info, "tierio_agg_sync_scope", tio_agg_node_level(a) ? "node" : "all");
+    if (a->strategy->report)
+        a->strategy->report(a, info);
 }

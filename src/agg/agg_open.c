@@ -101,9 +101,12 @@ static void release(struct tio_agg *a)
     free(a->gather_first);
     if (a->tgt.have_manifest)
         tio_agg_manifest_free(&a->tgt.manifest);
+    if (a->strategy && a->strategy->release)
+        a->strategy->release(a);
     free(a->place.rank);
     free(a->place.tier);
     free(a->place.cost);
+    free(a->place.window);
     tio_agg_checks_free(a);
     if (a->nr.vcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&a->nr.vcomm);

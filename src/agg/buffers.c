@@ -108,8 +108,9 @@ static int shared_alloc(struct tio_agg_buffers *b, int t, tio_tiers_t tiers, con
 
 int tio_agg_buffers_alloc(struct tio_agg_buffers *b, tio_tiers_t tiers, MPI_Comm comm,
                           MPI_Comm node, int ndomains, const int *ranks,
-                          const char (*tier_names)[TIO_TIER_NAME_MAX], int64_t slot_size,
-                          int nslots, struct tio_err *err)
+                          const char (*tier_names)[TIO_TIER_NAME_MAX],
+                          const int64_t *slot_sizes, int64_t slot_size, int nslots,
+                          struct tio_err *err)
 {
     int rank;
     memset(b, 0, sizeof *b);
@@ -125,7 +126,8 @@ int tio_agg_buffers_alloc(struct tio_agg_buffers *b, tio_tiers_t tiers, MPI_Comm
     b->node = MPI_COMM_NULL;
     b->tier_of = malloc(sizeof *b->tier_of * (size_t)ndomains);
     b->rank_of = malloc(sizeof *b->rank_of * (size_t)ndomains);
-    int fail = !b->tier_of || !b->rank_of;
+    b->dom_slot = malloc(sizeof *b->dom_slot * (size_t)ndomains);
+    int fail = !b->tier_of || !b->rank_of || !b->dom_slot;
     /* Same on every process (the placement is): the distinct tiers in domain order. */
     int my_domain = -1;
     for (int d = 0; d < ndomains && !fail; d++) {
@@ -135,8 +137,11 @@ int tio_agg_buffers_alloc(struct tio_agg_buffers *b, tio_tiers_t tiers, MPI_Comm
                 break;
         b->tier_of[d] = t < d ? b->tier_of[t] : b->ntiers++;
         b->rank_of[d] = ranks[d];
-        if (ranks[d] == rank)
+        b->dom_slot[d] = slot_sizes ? slot_sizes[d] : slot_size;
+        if (ranks[d] == rank) {
             my_domain = d;
+            b->slot_size = b->dom_slot[d];
+        }
     }
     if (b->ntiers > TIO_AGG_MAX_TIERS)
         fail = 2;
@@ -150,6 +155,7 @@ int tio_agg_buffers_alloc(struct tio_agg_buffers *b, tio_tiers_t tiers, MPI_Comm
     if (any) {
         free(b->tier_of);
         free(b->rank_of);
+        free(b->dom_slot);
         free(b->touched);
         free(b->pending);
         memset(b, 0, sizeof *b);
@@ -165,7 +171,7 @@ int tio_agg_buffers_alloc(struct tio_agg_buffers *b, tio_tiers_t tiers, MPI_Comm
                 name = tier_names[d];
         MPI_Aint size = 0;
         if (my_domain >= 0 && b->tier_of[my_domain] == t) {
-            size = (MPI_Aint)(slot_size * nslots);
+            size = (MPI_Aint)(b->slot_size * nslots);
             b->my_tier = t;
         }
         if (shared_dram(b, tiers, name, comm)) {
@@ -217,6 +223,7 @@ int tio_agg_buffers_free(struct tio_agg_buffers *b, struct tio_err *err)
     free(b->peer);
     free(b->tier_of);
     free(b->rank_of);
+    free(b->dom_slot);
     free(b->touched);
     free(b->pending);
     memset(b, 0, sizeof *b);
@@ -241,7 +248,7 @@ int tio_agg_buffers_put(struct tio_agg_buffers *b, int d, int slot, int64_t off,
                         const void *src, int64_t len, struct tio_err *err)
 {
     int t = b->tier_of[d], r = b->rank_of[d];
-    int64_t at = (int64_t)slot * b->slot_size + off;
+    int64_t at = (int64_t)slot * b->dom_slot[d] + off;
     if (t == b->my_tier && b->mine && r == b->rank) {
         memcpy(b->mine + at, src, (size_t)len);
         return TIO_OK;
@@ -258,7 +265,7 @@ int tio_agg_buffers_get(struct tio_agg_buffers *b, int d, int slot, int64_t off,
                         int64_t len, struct tio_err *err)
 {
     int t = b->tier_of[d], r = b->rank_of[d];
-    int64_t at = (int64_t)slot * b->slot_size + off;
+    int64_t at = (int64_t)slot * b->dom_slot[d] + off;
     if (t == b->my_tier && b->mine && r == b->rank) {
         memcpy(dst, b->mine + at, (size_t)len);
         return TIO_OK;
@@ -277,7 +284,7 @@ int tio_agg_buffers_move(struct tio_agg_buffers *b, int get, const struct tio_ag
     if (n == 0)
         return TIO_OK;
     int d = mv[0].domain, t = b->tier_of[d], r = b->rank_of[d];
-    int64_t base = (int64_t)slot * b->slot_size;
+    int64_t base = (int64_t)slot * b->dom_slot[d];
     char *slots = t == b->my_tier && b->mine && r == b->rank ? b->mine
                   : b->peer                                  ? b->peer[d]
                                                              : NULL;

@@ -24,7 +24,8 @@ struct tio_agg_buffers {
     int ndomains;
     int *tier_of;          /* domain -> index in buf[] */
     int *rank_of;          /* domain -> aggregator rank */
-    int64_t slot_size;
+    int64_t slot_size;     /* this process's slots (its domain's, else the default) */
+    int64_t *dom_slot;     /* domain -> its aggregator's slot size */
     int nslots;
     char *mine;            /* this process's slots (NULL when it does not aggregate) */
     int my_tier;           /* index in buf[] of this process's slots, -1 */
@@ -42,11 +43,13 @@ struct tio_agg_buffers {
 
 /* Collective over comm. ranks[d] / tiers[d]: aggregator and tier of domain d (a process
  * aggregates at most one domain). node: the processes of this node among comm's, or
- * MPI_COMM_NULL to find them. tiers may be NULL (then only "dram" exists). */
+ * MPI_COMM_NULL to find them. tiers may be NULL (then only "dram" exists). Each slot of
+ * domain d is slot_sizes[d] bytes, or slot_size for all when slot_sizes is NULL. */
 int tio_agg_buffers_alloc(struct tio_agg_buffers *b, tio_tiers_t tiers, MPI_Comm comm,
                           MPI_Comm node, int ndomains, const int *ranks,
-                          const char (*tier_names)[TIO_TIER_NAME_MAX], int64_t slot_size,
-                          int nslots, struct tio_err *err);
+                          const char (*tier_names)[TIO_TIER_NAME_MAX],
+                          const int64_t *slot_sizes, int64_t slot_size, int nslots,
+                          struct tio_err *err);
 /* Collective. */
 int tio_agg_buffers_free(struct tio_agg_buffers *b, struct tio_err *err);
 

@@ -122,6 +122,9 @@ struct tio_agg {
     int amode, oflags;                /* MPI amode; O_RDONLY / O_WRONLY / O_RDWR */
     struct tio_agg_settings set;
     const struct tio_agg_strategy *strategy;
+    void *strategy_state;             /* what the strategy keeps (its release frees it) */
+    int planning_read;                /* the access being planned is for a read (the
+                                         MPI-IO route; strategies with a plan hook) */
     tio_tiers_t tiers;
     int nnodes;
     int *node_of;                     /* rank -> node index (util/node.h) */

@@ -84,6 +84,7 @@ struct tio_agg_route {
     struct tio_agg_piece *key;        /* the pieces it was made from */
     size_t n;
     int by_node;                      /* ... with domains by node (decided before making) */
+    int reading;                      /* ... for a read (strategies that plan by direction) */
 };
 
 static void route_free(struct tio_agg_route *s)
@@ -327,7 +328,8 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
     /* A new pattern gets a new plan, through the same front door as tio_agg_declare (the
      * first one places the aggregators); the same pattern as the last call, which every
      * process sees alike, reuses the plan. */
-    if (!same_key(s, p, n)) {
+    if (!same_key(s, p, n) || (a->strategy->plan && s->reading != !writing)) {
+        a->planning_read = s->reading = !writing;
         if (s->have_scratch)
             tio_agg_access_free(&s->scratch);
         struct tio_agg_piece *own = malloc(sizeof *own * (n ? n : 1));

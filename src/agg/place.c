@@ -55,6 +55,7 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
     if (err->cls == TIO_OK)
         a->strategy->place(a, first ? &first->plan : NULL, first ? first->gpieces : NULL,
                            first ? first->ngpieces : 0, &a->place, err);
+    nd = a->place.ndomains; /* a strategy may use fewer than domains() said at most */
     if (PMPI_Comm_split(a->grp.gcomm, a->grp.gnode_of[a->grp.grank], a->grp.grank, &a->nr.nodecomm) !=
         MPI_SUCCESS) {
         a->nr.nodecomm = MPI_COMM_NULL;
@@ -77,7 +78,8 @@ int tio_agg_place(struct tio_agg *a, const struct tio_agg_access *first, struct 
         a->nr.all_nodes_aggregate &= a->nr.node_ndom[k] > 0;
     if (tio_agg_buffers_alloc(&a->bufs, a->tiers, a->grp.gcomm, a->nr.nodecomm, nd, a->place.rank,
                               (const char(*)[TIO_TIER_NAME_MAX])a->place.tier,
-                              (int64_t)a->set.buffer_size, a->set.buffer_count, err))
+                              a->place.window, (int64_t)a->set.buffer_size,
+                              a->set.buffer_count, err))
         return err->cls; /* agreed by the tier layer */
     if (a->my_domain >= 0) {
         if (a->set.target == TIO_AGG_TARGET_FILE)

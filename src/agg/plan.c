@@ -6,12 +6,6 @@
 #include <string.h>
 #include <sys/types.h>
 
-/* A range of the file given to one domain. */
-struct tio_agg_segment {
-    int64_t lo, hi;
-    int domain;
-};
-
 static int nomem(struct tio_err *err)
 {
     return tio_err_set(err, TIO_E_NOMEM, "aggregation plan: out of memory");
@@ -145,10 +139,12 @@ static int alloc_domains(struct tio_agg_plan *p, int ndomains, struct tio_err *e
     return p->dom_lo && p->dom_hi && p->dom_bytes && p->dom_first ? TIO_OK : nomem(err);
 }
 
-/* Cut the covered bytes of every segment (sorted, disjoint) into windows, and number the
- * windows of each domain in file order: its rounds. */
+/* Cut the covered bytes of every segment (sorted, disjoint) into windows of at most
+ * window[domain] bytes (buffer when window is NULL), and number the windows of each domain
+ * in file order: its rounds. */
 static int make_windows(struct tio_agg_plan *p, const struct tio_agg_segment *seg, size_t nseg,
-                        int64_t buffer, int64_t align, struct tio_err *err)
+                        const int64_t *window, int64_t buffer, int64_t align,
+                        struct tio_err *err)
 {
     size_t cap = 16;
     p->win = malloc(sizeof *p->win * cap);
@@ -167,9 +163,9 @@ static int make_windows(struct tio_agg_plan *p, const struct tio_agg_segment *se
                 c = p->runs[i].lo;
             if (c >= seg[s].hi)
                 break;
-            int64_t end = c + buffer;
+            int64_t size = window ? window[seg[s].domain] : buffer, end = c + size;
             /* Windows end on the alignment, so that rounds write whole blocks. */
-            if (align > 1 && buffer >= align && end - end % align > c)
+            if (align > 1 && size >= align && end - end % align > c)
                 end -= end % align;
             if (end > seg[s].hi)
                 end = seg[s].hi;
@@ -376,7 +372,7 @@ int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces
     for (int k = 0; k < ndomains; k++)
         seg[k] = (struct tio_agg_segment){k ? cut[k - 1] : p->lo, cut[k], k};
     free(cut);
-    int rc = make_windows(p, seg, (size_t)ndomains, buffer, align, err);
+    int rc = make_windows(p, seg, (size_t)ndomains, NULL, buffer, align, err);
     free(seg);
     if (rc)
         goto fail;
@@ -475,7 +471,7 @@ int tio_agg_plan_by_node(struct tio_agg_plan *p, const struct tio_agg_piece *pie
     for (size_t i = 1; i < nseg && err->cls == TIO_OK; i++)
         if (seg[i - 1].hi > seg[i].lo)
             tio_err_set(err, TIO_E_OTHER, "aggregation plan: the nodes' data interleave");
-    if (err->cls == TIO_OK && make_windows(p, seg, nseg, buffer, align, err) == TIO_OK)
+    if (err->cls == TIO_OK && make_windows(p, seg, nseg, NULL, buffer, align, err) == TIO_OK)
         p->by_node = 1;
 out:
     free(span);
@@ -488,6 +484,41 @@ out:
 fail:
     tio_agg_plan_free(p);
     return err->cls;
+}
+
+int tio_agg_plan_cut(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
+                     int ndomains, const struct tio_agg_segment *seg, size_t nseg,
+                     const int64_t *window, int64_t align, struct tio_err *err)
+{
+    memset(p, 0, sizeof *p);
+    for (int d = 0; d < ndomains; d++)
+        if (window[d] < 1)
+            return tio_err_set(err, TIO_E_ARG, "aggregation plan: domain %d has windows of "
+                               "%lld bytes", d, (long long)window[d]);
+    for (size_t i = 0; i < nseg; i++)
+        if (seg[i].domain < 0 || seg[i].domain >= ndomains || seg[i].lo > seg[i].hi ||
+            (i && seg[i - 1].hi > seg[i].lo))
+            return tio_err_set(err, TIO_E_ARG, "aggregation plan: segment %zu is not a "
+                               "domain's range after the one before it", i);
+    if (ndomains < 1 || align < 1)
+        return tio_err_set(err, TIO_E_ARG, "aggregation plan: %d domains, alignment %lld",
+                           ndomains, (long long)align);
+    if (merge_runs(p, pieces, n, err) || alloc_domains(p, ndomains, err) ||
+        make_windows(p, seg, nseg, window, 0, align, err)) {
+        tio_agg_plan_free(p);
+        return err->cls;
+    }
+    /* Every covered byte must be in a segment: the moves find a window for each. */
+    int64_t in = 0;
+    for (int d = 0; d < ndomains; d++)
+        in += p->dom_bytes[d];
+    if (in != covered(p, p->lo, p->hi)) {
+        tio_agg_plan_free(p);
+        return tio_err_set(err, TIO_E_OTHER, "aggregation plan: the domains hold %lld of "
+                           "%lld covered bytes", (long long)in,
+                           (long long)covered(p, p->lo, p->hi));
+    }
+    return TIO_OK;
 }
 
 void tio_agg_plan_free(struct tio_agg_plan *p)

@@ -43,6 +43,12 @@ struct tio_agg_run {
     int64_t lo, hi;
 };
 
+/* A range of the file given to one domain. */
+struct tio_agg_segment {
+    int64_t lo, hi;
+    int domain;
+};
+
 struct tio_agg_plan {
     int ndomains;
     int nrounds;                    /* the most windows of any domain */
@@ -97,6 +103,14 @@ int tio_agg_spans_apart(const struct tio_agg_run *span, int nnodes, const int *n
 int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
                       int ndomains, int64_t buffer, int64_t align,
                       const struct tio_agg_locality *loc, struct tio_err *err);
+
+/* Domains cut by the caller (a strategy that plans its own, strategy.h): segment i gives
+ * [seg[i].lo, seg[i].hi) to domain seg[i].domain (sorted, disjoint, together covering
+ * every piece's bytes; a domain may have none), whose windows hold at most window[d]
+ * bytes (ndomains entries, each >= 1). */
+int tio_agg_plan_cut(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
+                     int ndomains, const struct tio_agg_segment *seg, size_t nseg,
+                     const int64_t *window, int64_t align, struct tio_err *err);
 
 void tio_agg_plan_free(struct tio_agg_plan *p);
 

@@ -46,7 +46,7 @@ static int strategy_name(const struct tio_key *k, const char *val, void *s, cons
 {
     (void)k, (void)buf, (void)len;
     if (!is_name(val))
-        return *why = "expected a strategy name (default, tapioca)", -1;
+        return *why = "expected a strategy name (default, tapioca, memory_conscious)", -1;
     for (char *c = S(s)->strategy; *c; c++)
         *c = (char)tolower((unsigned char)*c);
     return 0;
@@ -66,6 +66,7 @@ static int node_local(const void *s)
     return S(s)->target == TIO_AGG_TARGET_NODE_LOCAL && S(s)->target_tier[0];
 }
 static int aligned(const void *s) { return S(s)->align != 0; } /* 0: not known yet */
+static int memcon(const void *s) { return !strcmp(S(s)->strategy, "memory_conscious"); }
 
 static const struct tio_key_word enable_words[] = {
     {"enable", 1}, {"disable", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
@@ -90,7 +91,7 @@ static const struct tio_key keys[] = {
      .doc = "MPI_File_open: route the file's collective reads and writes through tierio "
             "(libtierio-pmpi)."},
     {.name = TIO_AGG_HINT_STRATEGY, .env = "TIERIO_AGG_STRATEGY", .type = TIO_KEY_STRING,
-     .def = "default", F(strategy), .parse = strategy_name, .values = "default | tapioca",
+     .def = "default", F(strategy), .parse = strategy_name, .values = "default | tapioca | memory_conscious",
      .doc = "how aggregators and their buffer tier are chosen (src/agg/strategy.c)."},
     {.name = TIO_AGG_HINT_AGGREGATORS, .env = "TIERIO_AGG_AGGREGATORS", .fallback = "cb_nodes",
      .type = TIO_KEY_UINT, .def = "0", F(aggregators), .lo = 0, .hi = 1u << 20,
@@ -145,6 +146,46 @@ static const struct tio_key keys[] = {
      .values = "local | balanced",
      .doc = "balanced: every domain holds as many bytes; local: domains follow the nodes' "
             "data (docs/agg.md)."},
+    {.name = TIO_AGG_HINT_MC_PER_NODE, .env = "TIERIO_AGG_MC_PER_NODE", .type = TIO_KEY_UINT,
+     .def = "2", F(mc_per_node), .lo = 1, .hi = 64, .shown = memcon, .values = "1 .. 64",
+     .expect = "expected 1 to 64 aggregators per node",
+     .doc = "memory_conscious: aggregators one node hosts in one access at most (N_ah)."},
+    {.name = TIO_AGG_HINT_MC_WRITE_MESSAGE, .env = "TIERIO_AGG_MC_WRITE_MESSAGE",
+     .type = TIO_KEY_SIZE, .def = "0", F(mc_write_message), .lo = 0,
+     .hi = TIO_AGG_MAX_BUFFER_SIZE, .shown = memcon,
+     .def_doc = "auto: from the site's file system figures, else the buffer size",
+     .values = "0 (auto) or 1 byte .. 1 GiB",
+     .expect = "expected a message size of 1 byte to 1 GiB, or 0 for auto",
+     .doc = "memory_conscious: the most bytes one aggregator takes in a write (Msg_ind): "
+            "file domains are bisected until they hold no more."},
+    {.name = TIO_AGG_HINT_MC_READ_MESSAGE, .env = "TIERIO_AGG_MC_READ_MESSAGE",
+     .type = TIO_KEY_SIZE, .def = "0", F(mc_read_message), .lo = 0,
+     .hi = TIO_AGG_MAX_BUFFER_SIZE, .shown = memcon,
+     .def_doc = "auto: from the site's file system figures, else the buffer size",
+     .values = "0 (auto) or 1 byte .. 1 GiB",
+     .expect = "expected a message size of 1 byte to 1 GiB, or 0 for auto",
+     .doc = "memory_conscious: the same for reads (the MPI-IO route's reads; tio_agg_declare "
+            "plans with the write size)."},
+    {.name = TIO_AGG_HINT_MC_MIN_MEMORY, .env = "TIERIO_AGG_MC_MIN_MEMORY",
+     .type = TIO_KEY_SIZE, .def = "0", F(mc_min_memory), .lo = 0,
+     .hi = (uint64_t)1 << 40, .shown = memcon,
+     .def_doc = "auto: buffer count x a quarter of the write message",
+     .values = "0 (auto) or bytes", .expect = "expected a size, or 0 for auto",
+     .doc = "memory_conscious: a node with less memory left for aggregation hosts no "
+            "aggregator (Mem_min)."},
+    {.name = TIO_AGG_HINT_MC_GROUP_MESSAGE, .env = "TIERIO_AGG_MC_GROUP_MESSAGE",
+     .type = TIO_KEY_SIZE, .def = "0", F(mc_group_message), .lo = 0,
+     .hi = (uint64_t)1 << 50, .shown = memcon,
+     .def_doc = "auto: 4 x aggregators per node x the message",
+     .values = "0 (auto) or bytes", .expect = "expected a size, or 0 for auto",
+     .doc = "memory_conscious: bytes per aggregation group, about (Msg_group); groups end "
+            "where a node's data ends."},
+    {.name = TIO_AGG_HINT_MC_MEMORY_SHARE, .env = "TIERIO_AGG_MC_MEMORY_SHARE",
+     .type = TIO_KEY_UINT, .def = "50", F(mc_memory_share), .lo = 1, .hi = 100,
+     .shown = memcon, .values = "1 .. 100 (percent)",
+     .expect = "expected a percentage from 1 to 100",
+     .doc = "memory_conscious: the part of a node's available memory (cgroup limits "
+            "included) its aggregators' buffers may take."},
 };
 #undef F
 
@@ -171,6 +212,13 @@ static int across(struct tio_agg_settings *s, const enum tio_key_from *from,
                            "node-local", tio_settings_source_name(&keys[K_TARGET_TIER],
                                                                   from[K_TARGET_TIER]),
                            target, TIO_AGG_HINT_TARGET);
+    /* The memory_conscious keys mean nothing to another strategy: a mistake to say. */
+    for (size_t k = 0; k < sizeof keys / sizeof *keys && !memcon(s); k++)
+        if (from[k] && keys[k].shown == memcon)
+            return tio_err_set(err, TIO_E_INFO_KEY, "%s is given but the strategy is %s: set "
+                               "%s = memory_conscious",
+                               tio_settings_source_name(&keys[k], from[k]), s->strategy,
+                               TIO_AGG_HINT_STRATEGY);
     if (from[K_ALIGN] && s->align > s->buffer_size) {
         /* striping_unit is the file system's business; only our own key must fit. */
         if (from[K_ALIGN] != TIO_FROM_FALLBACK) {

@@ -34,6 +34,13 @@ struct tio_agg_settings {
     int route_write_auto;            /* MPI-IO route: non-interleaved writes independent */
     int balanced;                    /* domains balance bytes only (else they follow the
                                         data's nodes where that is near, plan.h) */
+    /* memory_conscious (strategy_memcon.c); sizes 0: derived at placement (auto) */
+    int mc_per_node;                 /* N_ah */
+    uint64_t mc_write_message;       /* Msg_ind of writes ... */
+    uint64_t mc_read_message;        /* ... and of reads */
+    uint64_t mc_min_memory;          /* Mem_min */
+    uint64_t mc_group_message;       /* Msg_group */
+    int mc_memory_share;             /* percent of a node's available memory */
 };
 
 #define TIO_AGG_DEFAULT_BUFFER_SIZE ((uint64_t)16 << 20)

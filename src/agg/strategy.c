@@ -11,6 +11,7 @@
 static const struct tio_agg_strategy *const table[] = {
     &tio_agg_strategy_default,
     &tio_agg_strategy_tapioca,
+    &tio_agg_strategy_memcon,
 };
 
 const struct tio_agg_strategy *tio_agg_strategy_find(const char *name)
@@ -21,7 +22,7 @@ const struct tio_agg_strategy *tio_agg_strategy_find(const char *name)
     return NULL;
 }
 
-/* "default, tapioca": from the table, so that a new strategy is listed by being in it. */
+/* "default, tapioca, ...": from the table, so that a new strategy is listed by being in it. */
 static char names[128];
 
 __attribute__((constructor)) static void list_names(void)

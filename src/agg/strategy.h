@@ -1,10 +1,16 @@
 /* Placement strategies: which process aggregates each domain, and on which tier. A table
  * (strategy.c) keeps them replaceable: a new strategy is one file and one line there.
- *   default   one aggregator per node, the way ROMIO picks them (strategy_default.c)
- *   tapioca   the cost model of seed 002 §3.2 over processes and tiers
- *             (strategy_tapioca.c) */
+ *   default            one aggregator per node, the way ROMIO picks them
+ *                      (strategy_default.c)
+ *   tapioca            the cost model of seed 002 §3.2 over processes and tiers
+ *                      (strategy_tapioca.c)
+ *   memory_conscious   seed 004 §3: aggregators where the memory is, buffers sized to it,
+ *                      and each access's domains cut by a partition tree
+ *                      (strategy_memcon.c, memcon.c) */
 #ifndef TIO_AGG_STRATEGY_H
 #define TIO_AGG_STRATEGY_H
+
+#include <mpi.h>
 
 #include "agg/plan.h"
 #include "tierio/tier.h"
@@ -17,6 +23,8 @@ struct tio_agg_placement {
     int *rank;                             /* domain -> aggregator (distinct ranks) */
     char (*tier)[TIO_TIER_NAME_MAX];       /* domain -> tier of its buffers */
     double *cost;                          /* domain -> the model's cost (tapioca), or 0 */
+    int64_t *window;                       /* domain -> bytes of each of its buffers; NULL:
+                                              the buffer_size setting for all */
 };
 
 struct tio_agg_strategy {
@@ -30,6 +38,15 @@ struct tio_agg_strategy {
     int (*place)(struct tio_agg *a, const struct tio_agg_plan *plan,
                  const struct tio_agg_piece *pieces, size_t npieces,
                  struct tio_agg_placement *out, struct tio_err *err);
+    /* Optional, for a strategy that keeps state (a->strategy_state) and cuts each access's
+     * domains itself; NULL: none, and domains balanced or following the data (plan.h).
+     * plan: local, the same on every process of the group from the same pieces (the
+     * group's, ranks in gcomm); reading: the access is planned for a read. release: frees
+     * the state. report: adds what it chose to an MPI_Info (tio_agg_get_info). */
+    int (*plan)(struct tio_agg *a, const struct tio_agg_piece *pieces, size_t npieces,
+                int reading, struct tio_agg_plan *p, struct tio_err *err);
+    void (*release)(struct tio_agg *a);
+    void (*report)(const struct tio_agg *a, MPI_Info info);
 };
 
 /* The strategy called name, or NULL; names: a comma-separated list for messages. */
@@ -38,6 +55,7 @@ const char *tio_agg_strategy_names(void);
 
 extern const struct tio_agg_strategy tio_agg_strategy_default;
 extern const struct tio_agg_strategy tio_agg_strategy_tapioca;
+extern const struct tio_agg_strategy tio_agg_strategy_memcon;
 
 /* One aggregator per node first, then a second per node, ...: the ranks of the first
  * ndomains such picks, spread evenly over the nodes when there are fewer than nodes,

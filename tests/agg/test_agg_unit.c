@@ -15,10 +15,7 @@
 static uint64_t rng_state = 88172645463325252ull;
 static uint64_t rnd(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return tt_rand(&rng_state);
 }
 
 static unsigned char byte_of(int rank, int64_t i)

@@ -106,6 +106,10 @@ static void run_case(const char *strategy, const char *target, int nbuf, enum at
     tt_info_setf(info, "tierio_agg_buffer_count", "%d", nbuf);
     tt_info_set(info, "tierio_agg_buffer_size", "16384"); /* many rounds */
     tt_info_set(info, "tierio_agg_tier", tier);
+    if (!strcmp(strategy, "memory_conscious")) { /* many file domains, many rounds */
+        tt_info_set(info, "tierio_agg_mc_write_message", "16384");
+        tt_info_set(info, "tierio_agg_mc_read_message", "32768");
+    }
     if (!g_cluster)
         tt_info_setf(info, "tierio_agg_aggregators", "%d", naggs);
     /* Reads: every other case aggregates them all; the others keep the default (auto),
@@ -194,6 +198,19 @@ static void run_case(const char *strategy, const char *target, int nbuf, enum at
          want_own = !aggregate_reads && !strcmp(target, "file") ? 2 + 2 * (tt_size <= 2) : 0;
     TT_CHECK(own == want_own, "%s: %ld reads made by the processes themselves, %ld expected "
              "(tierio_agg_read=%s)", what, own, want_own, aggregate_reads ? "aggregate" : "auto");
+    if (!strcmp(strategy, "memory_conscious")) {
+        /* What it chose is reported: groups and file domains of the last access (B), and
+         * every aggregator's buffers. */
+        char groups[64] = "", doms[MPI_MAX_INFO_VAL] = "", bufs[MPI_MAX_INFO_VAL] = "";
+        const char *g = tt_info_get(used, "tierio_agg_mc_groups");
+        snprintf(groups, sizeof groups, "%s", g ? g : "");
+        const char *d = tt_info_get(used, "tierio_agg_mc_domains");
+        snprintf(doms, sizeof doms, "%s", d ? d : "");
+        const char *b = tt_info_get(used, "tierio_agg_mc_buffers");
+        snprintf(bufs, sizeof bufs, "%s", b ? b : "");
+        TT_CHECK(atoi(groups) >= 1 && strchr(doms, '@') && strchr(bufs, ':'),
+                 "%s: groups '%s', domains '%s', buffers '%s'", what, groups, doms, bufs);
+    }
     MPI_Info_free(&used);
     TT_MPI(tio_agg_close(&a));
     TT_CHECK(a == NULL, "%s: tio_agg_close left the handle", what);
@@ -537,18 +554,19 @@ int main(int argc, char **argv)
     }
     int naggs = g_cluster ? nnodes : (tt_size > 1 ? 2 : 1);
 
-    const char *strategies[] = {"default", "tapioca"};
+    const char *strategies[] = {"default", "tapioca", "memory_conscious"};
     const char *targets[] = {"file", "subfiles", "node-local"};
     int counts[] = {2, 3};
     int case_no = 0;
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < 3; s++) {
         if (g_only && strcmp(g_only, strategies[s]))
             continue;
         for (int t = 0; t < 3; t++)
             for (int b = 0; b < 2; b++)
                 for (int d = 0; d < AT_NDIST; d++) {
-                    /* DRAM and node-local storage in turn; tapioca chooses. */
-                    const char *tier = s == 1 ? "auto" : (b + d) % 2 ? "ssd" : "dram";
+                    /* DRAM and node-local storage in turn; tapioca chooses;
+                     * memory_conscious aggregates in DRAM. */
+                    const char *tier = s == 1 ? "auto" : s == 2 || (b + d) % 2 ? "dram" : "ssd";
                     run_case(strategies[s], targets[t], counts[b], (enum at_dist)d, tier,
                              naggs, case_no++);
                 }

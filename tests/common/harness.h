@@ -63,6 +63,15 @@ TT_FN void tt_fail_at(const char *file, int line, const char *fmt, ...)
     exit(1);
 }
 
+/* A small deterministic generator (xorshift64) for random cases that repeat run to run. */
+TT_FN uint64_t tt_rand(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
 /* Fatal failure with a printf-style message. */
 #define FAIL_NOW(...) tt_fail_at(__FILE__, __LINE__, __VA_ARGS__)
 
