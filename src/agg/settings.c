@@ -219,6 +219,10 @@ static int across(struct tio_agg_settings *s, const enum tio_key_from *from,
                                "%s = memory_conscious",
                                tio_settings_source_name(&keys[k], from[k]), s->strategy,
                                TIO_AGG_HINT_STRATEGY);
+    if (memcon(s) && s->tier[0] && strcmp(s->tier, "dram") && strcmp(s->tier, "auto"))
+        return tio_settings_bad(err, &keys[K_TIER], from[K_TIER], s->tier,
+                                "memory_conscious sizes its buffers to each node's memory: "
+                                "dram (or auto)");
     if (from[K_ALIGN] && s->align > s->buffer_size) {
         /* striping_unit is the file system's business; only our own key must fit. */
         if (from[K_ALIGN] != TIO_FROM_FALLBACK) {

@@ -228,9 +228,6 @@ static int memcon_place(struct tio_agg *a, const struct tio_agg_plan *plan,
         release(a);
         return tio_err_set(err, TIO_E_NOMEM, "memory_conscious placement: out of memory");
     }
-    if (strcmp(a->set.tier, "") && strcmp(a->set.tier, "dram") && strcmp(a->set.tier, "auto"))
-        return tio_err_set(err, TIO_E_INFO_VALUE, "%s=%s: memory_conscious aggregates in "
-                           "DRAM (dram or auto)", TIO_AGG_HINT_TIER, a->set.tier);
     parameters(a, m);
     if (node_memory(a, m, err) || slots(a, m, out, err))
         return err->cls;

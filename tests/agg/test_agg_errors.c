@@ -78,6 +78,25 @@ static void test_open(void)
                "tierio_agg_persistence = job");
     open_fails("subfiling", amode, kv("tierio_agg_subfiling", "2", NULL, NULL), EX_INFO_KEY,
                "tierio_agg_subfiling", "tierio_agg_target = subfiles");
+    /* memory_conscious: its keys' values, its keys with another strategy, its tier. */
+    open_fails("mc_per_node", amode,
+               kv("tierio_agg_strategy", "memory_conscious", "tierio_agg_mc_per_node", "0"),
+               EX_INFO_VALUE, "hint tierio_agg_mc_per_node=\"0\" is invalid", "1 to 64");
+    open_fails("mc_share", amode,
+               kv("tierio_agg_strategy", "memory_conscious", "tierio_agg_mc_memory_share",
+                  "150"), EX_INFO_VALUE, "tierio_agg_mc_memory_share=\"150\"", "percentage");
+    open_fails("mc_message", amode,
+               kv("tierio_agg_strategy", "memory_conscious", "tierio_agg_mc_write_message",
+                  "lots"), EX_INFO_VALUE, "tierio_agg_mc_write_message=\"lots\"", "message size");
+    open_fails("mc_elsewhere", amode, kv("tierio_agg_mc_min_memory", "1Mi", NULL, NULL),
+               EX_INFO_KEY, "tierio_agg_mc_min_memory", "tierio_agg_strategy = memory_conscious");
+    setenv("TIERIO_AGG_MC_PER_NODE", "3", 1);
+    open_fails("mc_env_elsewhere", amode, kv("tierio_agg_strategy", "tapioca", NULL, NULL),
+               EX_INFO_KEY, "TIERIO_AGG_MC_PER_NODE", "but the strategy is tapioca");
+    unsetenv("TIERIO_AGG_MC_PER_NODE");
+    open_fails("mc_tier", amode,
+               kv("tierio_agg_strategy", "memory_conscious", "tierio_agg_tier", "ssd"),
+               EX_INFO_VALUE, "tierio_agg_tier=\"ssd\" is invalid", "each node's memory");
     open_fails("missing", MPI_MODE_RDONLY, MPI_INFO_NULL, EX_NOENT, "missing\"",
                "No such file");
     open_fails("append", MPI_MODE_RDWR | MPI_MODE_APPEND, MPI_INFO_NULL, EX_ARG,
