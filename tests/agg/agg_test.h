@@ -15,6 +15,21 @@
 enum at_dist { AT_FIXED, AT_UNIFORM, AT_NORMAL, AT_NDIST };
 static const char *const at_dist_name[AT_NDIST] = {"fixed", "uniform", "normal"};
 
+/* A field of /proc/self/status in KiB ("VmHWM": peak resident memory), -1 if absent. */
+TT_FN long at_status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n) && line[n] == ':')
+            kb = atol(line + n + 1);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
 /* splitmix64: the same stream on every process. */
 TT_FN uint64_t at_next(uint64_t *s)
 {

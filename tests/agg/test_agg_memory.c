@@ -12,20 +12,6 @@
 
 #include <getopt.h>
 
-static long status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "re");
-    char line[256];
-    long kb = -1;
-    size_t n = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, n) && line[n] == ':')
-            kb = atol(line + n + 1);
-    if (f)
-        fclose(f);
-    return kb;
-}
-
 static int is_aggregator(tio_agg_t a)
 {
     MPI_Info used;
@@ -62,11 +48,11 @@ static void rounds(long mib)
     int id;
     TT_MPI(tio_agg_declare(a, 1, &off, &len, &id));
     int agg = is_aggregator(a);
-    long before = status_kb("VmHWM");
+    long before = at_status_kb("VmHWM");
     TT_MPI(tio_agg_write(a, id, data));
     TT_MPI(tio_agg_sync(a));
     TT_MPI(tio_agg_read(a, id, back));
-    long grew = status_kb("VmHWM") - before;
+    long grew = at_status_kb("VmHWM") - before;
     tt_compare(back, data, (size_t)per, "read back");
     /* A domain is (processes / aggregators) x per bytes; buffers are 2 MiB. */
     long limit = 24 * 1024;
