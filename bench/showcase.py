@@ -758,9 +758,85 @@ def section_agg(r: Runner) -> Section:
     return sec
 
 
+def _memcon_rows(sec: Section, memcon, label: str, test: str, results: dict,
+                 phases: Tuple[str, ...], target: float, note: str) -> None:
+    """memory_conscious against the best two-phase configuration, per phase (one key row,
+    with the target), and every configuration's own row (a failed one always shown)."""
+    for phase in phases:
+        ratio, best, why = memcon.mc_ratio(results, phase)
+        mc = results.get(memcon.MC)
+        rec = mc.record(phase) if mc else None
+        status, ok = memcon.outcome(mc, phase) if mc else ("did not run", False)
+        sec.rows.append(Row(
+            bench=f"memcon_{test.split()[0]}", test=f"{test} {phase}", subject=label,
+            result=memcon.fmt_bw(rec), baseline=memcon.LABELS.get(best, "") if best else "",
+            ratio=ratio, verified=rec.get("verified") if rec else None,
+            note=", ".join(x for x in (note, "" if status == "ok" else status,
+                                       why if ok else "") if x),
+            target=target, problem=not ok))
+        for name, res in results.items():
+            if name == memcon.MC:
+                continue
+            status, ok = memcon.outcome(res, phase)
+            r2 = res.record(phase)
+            sec.rows.append(Row(
+                bench=f"memcon_{test.split()[0]}", test=f"{test} {phase}",
+                subject=memcon.LABELS[name], result=memcon.fmt_bw(r2),
+                verified=False if status == "DATA CHECK FAILED" else
+                (r2.get("verified") if r2 else None),
+                note="" if status == "ok" else status, key=not ok))
+
+
+def section_memcon(r: Runner) -> Section:
+    """Seed 004 §4 through bench/memcon.py: IOR write + read under one memory variance and
+    with plentiful memory, and coll_perf under the variance (sizes: memcon.SIZES)."""
+    import memcon   # here: memcon imports this module for its constants
+    d = memcon.Driver(r.args.build_dir, r.args.mpi, r.workdir, r.args.timeout,
+                      r.args.verbose)
+    sec = Section(f"Memory-conscious collective I/O (seed 004 §4) vs two-phase, emulated "
+                  f"cluster {d.nodes} nodes x {d.ppn} ranks, memory {d.mem_spec('variance')}")
+    if r.cluster_skip:
+        sec.errors.append(f"memcon: {r.cluster_skip}")
+        return sec
+    sz = memcon.SIZES[r.args.size]
+    msg, buf = memcon.parse_size(sz["message"]), memcon.parse_size(sz["buffer"])
+    label = d.mc_label
+    runs = [("ior", "variance", 1.25), ("ior", "plentiful", 0.95), ("collperf", "variance", 1.2)]
+    for bench, memory, target in runs:
+        if bench == "ior":
+            res = d.ior(msg, buf, sz["ior_iters"], memory)
+            note = f"{msg >> 20} MiB/process, buffer {buf >> 20} MiB"
+            test = f"ior {memory}"
+        else:
+            res = d.collperf(sz["collperf"], buf, memory)
+            note = f"{' '.join(sz['collperf'])}, buffer {buf >> 20} MiB"
+            test = f"collperf {memory}"
+        if d.skip:
+            sec.errors.append(f"memcon: {d.skip}")
+            break
+        _memcon_rows(sec, memcon, label, test, res, ("write", "read"), target, note)
+        if memory != "variance" or memcon.MC not in res:
+            continue
+        # The memory_conscious job's nodes: peak memory against the limit.
+        for n in res[memcon.MC].nodes:
+            lim = n.get("limit")
+            oom = n.get("oom_kills") or 0
+            sec.rows.append(Row(
+                bench=f"memcon_{bench}", test=f"peak memory {n['node']}", subject=label,
+                result=f"{memcon.fmt_mib(n.get('max_usage'))} of "
+                       f"{'no limit' if lim is None else memcon.fmt_mib(lim) + ' MiB'}",
+                note=(f"limit hit {n.get('failcnt')}x (page cache reclaimed)"
+                      if n.get("failcnt") else "within its limit")
+                     + (f", {oom} process(es) OOM-killed" if oom else ""),
+                problem=oom > 0 or (lim is not None and (n.get("max_usage") or 0) > lim)))
+    r.records.extend(d.records)
+    return sec
+
+
 # Later capabilities append their section functions here.
 SECTIONS: List[Callable[[Runner], Section]] = [section_mstream, section_dht, section_hacc_io,
-                                               section_ummap, section_topo_ckpt, section_agg]
+                                               section_ummap, section_topo_ckpt, section_agg,
+                                               section_memcon]
 
 
 # --------------------------------------------------------------------------------------------
