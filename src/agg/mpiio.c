@@ -1,14 +1,17 @@
 /* The MPI-IO route (include/tierio/agg.h): MPI_File_open gives a file an aggregation
  * handle when asked (info tierio_agg=enable, or TIERIO_AGG=1); its collective calls on
- * contiguous data go through the engine, everything else to the MPI library. The decision
- * is collective: every call starts with one allgather of each process's (offset, size,
- * eligible), so all processes take the same path. */
+ * contiguous memory go through the engine, whatever the file view (a view whose filetype
+ * is not contiguous becomes byte ranges: flatten.c), everything else to the MPI library.
+ * The decision is collective: every call starts with one allgather of each process's
+ * (offset, size, eligible, count of ranges), so all processes take the same path; the
+ * ranges of views that have several follow in an allgatherv. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agg/flatten.h"
 #include "agg/handle.h"
 #include "util/error_mpi.h"
 #include "util/log.h"
@@ -68,10 +71,16 @@ static struct tio_agg *take(MPI_File fh)
 
 /* What one process brings to a call. */
 struct ask {
-    int64_t off, len;
+    int64_t off, len; /* its first file range (the only one of a contiguous view) */
     int64_t ok;       /* this process can go through the engine */
     int64_t fsize;    /* rank 0, reads: the file's size */
+    int64_t count;    /* its file ranges */
 };
+#define ASK_WORDS 5
+
+/* The most file ranges one process's call may have to go through the engine (its
+ * filetype's blocks, and the ranges of the access): beyond, MPI does it. */
+#define RANGES_MAX ((size_t)1 << 20)
 
 /* What the route keeps for one file between calls (the handle holds it, opaque): per call,
  * what every process asks and the pieces; and the last access made, reused while the
@@ -82,7 +91,7 @@ struct tio_agg_route {
     struct tio_agg_access scratch;    /* the last access */
     int have_scratch;
     struct tio_agg_piece *key;        /* the pieces it was made from */
-    size_t n;
+    size_t n, key_cap;
     int by_node;                      /* ... with domains by node (decided before making) */
     int reading;                      /* ... for a read (strategies that plan by direction) */
 };
@@ -153,6 +162,8 @@ int tio_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
          !(a->route->pieces = malloc(sizeof *a->route->pieces * (size_t)size)) ||
          !(a->route->key = malloc(sizeof *a->route->key * (size_t)size)) || !add(*fh, a)))
         tio_err_set(&err, TIO_E_NOMEM, "%s: out of memory", filename);
+    else if (err.cls == TIO_OK)
+        a->route->key_cap = (size_t)size;
     if (tio_agree(comm, &err, NULL, 0) != TIO_OK) {
         if (a && find(*fh) == a)
             take(*fh);
@@ -229,10 +240,25 @@ static void free_type(MPI_Datatype *t)
         PMPI_Type_free(t);
 }
 
-/* Can this call go through the engine here; its byte offset and size if so. */
+/* The file ranges of an access of `bytes` bytes at data byte `first` of a view whose
+ * filetype is not contiguous: 1 and the ranges (*roff, *rlen malloc'ed), or 0 when MPI must
+ * do it. */
+static int view_ranges(MPI_Datatype ftype, MPI_Offset disp, int64_t first, int64_t bytes,
+                       MPI_Offset **roff, MPI_Offset **rlen, size_t *n)
+{
+    struct tio_agg_flat f;
+    if (tio_agg_flatten(ftype, RANGES_MAX, &f))
+        return 0;
+    int rc = tio_agg_flat_ranges(&f, disp, first, bytes, RANGES_MAX, roff, rlen, n);
+    tio_agg_flat_free(&f);
+    return rc == 0;
+}
+
+/* Can this call go through the engine here; its byte offset and size if so (a view
+ * with several ranges: *roff, *rlen, me->count of them, malloc'ed). */
 static int eligible(MPI_File fh, int writing, int explicit_offset, MPI_Offset offset,
                     int count, MPI_Datatype type, struct ask *me, MPI_Offset *pos,
-                    MPI_Offset *esize)
+                    MPI_Offset *esize, MPI_Offset **roff, MPI_Offset **rlen)
 {
     MPI_Count bytes;
     if (count < 0 || !contiguous(type, count, &bytes))
@@ -248,23 +274,32 @@ static int eligible(MPI_File fh, int writing, int explicit_offset, MPI_Offset of
     char rep[MPI_MAX_DATAREP_STRING + 1];
     if (PMPI_File_get_view(fh, &disp, &etype, &ftype, rep) != MPI_SUCCESS)
         return 0;
-    MPI_Count fbytes, ebytes;
-    int ok = !strcmp(rep, "native") && contiguous(ftype, 1, &fbytes) &&
-             contiguous(etype, 1, &ebytes) && ebytes > 0 && bytes % ebytes == 0;
+    MPI_Count fbytes = 0, ebytes = 0;
+    int ok = !strcmp(rep, "native") && contiguous(etype, 1, &ebytes) && ebytes > 0 &&
+             bytes % ebytes == 0;
+    int flat = ok && !contiguous(ftype, 1, &fbytes);
+    if (ok && !explicit_offset && PMPI_File_get_position(fh, &offset) != MPI_SUCCESS)
+        ok = 0;
+    *esize = (MPI_Offset)ebytes;
+    *pos = offset;
+    size_t n = 1;
+    if (ok && flat) { /* offset counts etypes of the view's data */
+        ok = offset >= 0 && view_ranges(ftype, disp, (int64_t)offset * (int64_t)ebytes,
+                                        (int64_t)bytes, roff, rlen, &n);
+        if (ok && n > 0) {
+            me->off = (*roff)[0];
+            me->len = (*rlen)[0];
+        }
+    } else if (ok) {
+        MPI_Offset boff = 0;
+        ok = offset >= 0 && PMPI_File_get_byte_offset(fh, offset, &boff) == MPI_SUCCESS;
+        me->off = boff;
+        me->len = (int64_t)bytes;
+    }
+    me->count = flat ? (int64_t)n : 1;
     free_type(&etype);
     free_type(&ftype);
-    if (!ok)
-        return 0;
-    *esize = (MPI_Offset)ebytes;
-    if (!explicit_offset && PMPI_File_get_position(fh, &offset) != MPI_SUCCESS)
-        return 0;
-    *pos = offset;
-    MPI_Offset boff;
-    if (offset < 0 || PMPI_File_get_byte_offset(fh, offset, &boff) != MPI_SUCCESS)
-        return 0;
-    me->off = boff;
-    me->len = (int64_t)bytes;
-    return 1;
+    return ok;
 }
 
 static struct tio_agg_access route_nothing;
@@ -280,6 +315,11 @@ static int same_key(const struct tio_agg_route *s, const struct tio_agg_piece *p
             return 0;
     return 1;
 }
+
+static int route_pieces(struct tio_agg *a, struct tio_agg_route *s, MPI_File fh, int writing,
+                        int explicit_offset, struct tio_agg_piece *p, size_t n, int64_t fsize,
+                        MPI_Offset pos, MPI_Offset esize, void *buf, int count,
+                        MPI_Datatype type, MPI_Status *status, int *rc, struct tio_err *errp);
 
 /* Through the engine (1), to the MPI library (0), as an independent access (2: requests
  * that do not interleave, with tierio_agg_read / tierio_agg_write = auto), or an error
@@ -298,33 +338,86 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
                  MPI_Status *status, int *rc)
 {
     struct tio_agg_route *s = a->route;
-    struct ask me = {0, 0, 0, -1}, *all = s->asks;
-    MPI_Offset pos = 0, esize = 1;
-    me.ok = eligible(fh, writing, explicit_offset, offset, count, type, &me, &pos, &esize);
+    struct ask me = {0, 0, 0, -1, 0}, *all = s->asks;
+    MPI_Offset pos = 0, esize = 1, *roff = NULL, *rlen = NULL;
+    me.ok = eligible(fh, writing, explicit_offset, offset, count, type, &me, &pos, &esize,
+                     &roff, &rlen);
     if (me.ok && !writing && a->rank == 0) {
         struct stat st;
         me.fsize = stat(a->path, &st) == 0 ? (int64_t)st.st_size : -1;
     }
-    if (PMPI_Allgather(&me, 4, MPI_INT64_T, all, 4, MPI_INT64_T, a->icomm) != MPI_SUCCESS)
+    if (PMPI_Allgather(&me, ASK_WORDS, MPI_INT64_T, all, ASK_WORDS, MPI_INT64_T, a->icomm) !=
+        MPI_SUCCESS) {
+        free(roff);
+        free(rlen);
         return 0; /* MPI's own call then decides, the same way everywhere */
-    for (int r = 0; r < a->size; r++)
-        if (!all[r].ok)
+    }
+    int many = 0;
+    long long total = 0;
+    for (int r = 0; r < a->size; r++) {
+        if (!all[r].ok) {
+            free(roff);
+            free(rlen);
             return 0;
+        }
+        many |= all[r].count > 1;
+        total += all[r].count;
+    }
     struct tio_agg_piece *p = s->pieces;
     size_t n = 0;
-    for (int r = 0; r < a->size; r++)
-        if (all[r].len > 0)
-            p[n++] = (struct tio_agg_piece){all[r].off, all[r].len, 0, r};
+    struct tio_err err = {0};
+    if (!many) {
+        for (int r = 0; r < a->size; r++)
+            if (all[r].len > 0)
+                p[n++] = (struct tio_agg_piece){all[r].off, all[r].len, 0, r};
+    } else { /* views with several ranges: everybody's, in rank order */
+        for (int r = 0; r < a->size; r++) {
+            a->gather_first[3 * r] = all[r].count;
+            a->gather_first[3 * r + 1] = all[r].off;
+            a->gather_first[3 * r + 2] = all[r].len;
+        }
+        int failed = tio_agg_gather_pieces(a->icomm, a->size, a->gather_first, total,
+                                           (int)me.count, roff, rlen, NULL, &p, &n, a, &err);
+        int ok = !failed && p && n <= (size_t)total;
+        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, a->icomm);
+        if (!ok) { /* out of memory somewhere: MPI does the call, everywhere */
+            if (!failed)
+                free(p);
+            free(roff);
+            free(rlen);
+            return 0;
+        }
+        size_t k = 0; /* (empty ranges carry nothing) */
+        for (size_t i = 0; i < n; i++)
+            if (p[i].len > 0)
+                p[k++] = p[i];
+        n = k;
+    }
+    free(roff);
+    free(rlen);
+    int how = route_pieces(a, s, fh, writing, explicit_offset, p, n, all[0].fsize, pos, esize,
+                           buf, count, type, status, rc, &err);
+    if (p != s->pieces)
+        free(p);
+    return how;
+}
+
+/* The rest of route() once every process's pieces p[0..n) are known (alike everywhere). */
+static int route_pieces(struct tio_agg *a, struct tio_agg_route *s, MPI_File fh, int writing,
+                        int explicit_offset, struct tio_agg_piece *p, size_t n, int64_t fsize,
+                        MPI_Offset pos, MPI_Offset esize, void *buf, int count,
+                        MPI_Datatype type, MPI_Status *status, int *rc, struct tio_err *errp)
+{
+    struct tio_err err = *errp;
     /* Every process knows every request: all decide alike. (An independent read past the
      * end gets MPI's short count, as the collective would.) */
     if ((writing ? a->set.route_write_auto : !a->set.read_aggregate) &&
         tio_agg_pieces_disjoint(p, n))
         return 2;
     /* The engine reads only what the file has (rank 0 looked before the allgather). */
-    for (int r = 0; r < a->size && !writing; r++)
-        if (all[r].len > 0 && all[r].off + all[r].len > all[0].fsize)
+    for (size_t i = 0; i < n && !writing; i++)
+        if (p[i].off + p[i].len > fsize)
             return 0;
-    struct tio_err err = {0};
     /* A new pattern gets a new plan, through the same front door as tio_agg_declare (the
      * first one places the aggregators); the same pattern as the last call, which every
      * process sees alike, reuses the plan. */
@@ -339,8 +432,18 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
             memcpy(own, p, sizeof *p * n);
         s->have_scratch = tio_agg_plan_access(a, &s->scratch, own, n, route_by_node,
                                               &s->by_node, &err) == TIO_OK;
-        memcpy(s->key, p, sizeof *p * n); /* reused only with a plan (same_key) */
-        s->n = n;
+        /* reused only with a plan (same_key); a key that cannot be kept matches nothing */
+        if (n > s->key_cap) {
+            struct tio_agg_piece *k = realloc(s->key, sizeof *k * n);
+            if (k)
+                s->key = k, s->key_cap = n;
+        }
+        if (n <= s->key_cap) {
+            memcpy(s->key, p, sizeof *p * n);
+            s->n = n;
+        } else {
+            s->n = SIZE_MAX;
+        }
     }
     /* The placement failed (agreed in tio_agg_plan_access: on every process). */
     if (!a->placed) {
