@@ -129,6 +129,7 @@ extern "C" {
 #define TIO_AGG_HINT_MC_MIN_MEMORY    "tierio_agg_mc_min_memory"
 #define TIO_AGG_HINT_MC_GROUP_MESSAGE "tierio_agg_mc_group_message"
 #define TIO_AGG_HINT_MC_MEMORY_SHARE  "tierio_agg_mc_memory_share"
+#define TIO_AGG_HINT_MC_LOCATION      "tierio_agg_mc_location" /* data | memory */
 
 typedef struct tio_agg *tio_agg_t;
 

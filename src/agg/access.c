@@ -56,6 +56,12 @@ int tio_agg_access_make(struct tio_agg *a, struct tio_agg_access *x,
     x->pieces = x->gpieces = pieces;
     x->npieces = x->ngpieces = n;
     int nd = a->placed ? a->place.ndomains : a->strategy->domains(a);
+    if (!a->placed && a->strategy->plan) {
+        /* Its placement needs no plan and its plan needs the placement: the access is
+         * planned once placed (tio_agg_plan_access), not twice. */
+        x->exchanged = 1;
+        return TIO_OK;
+    }
     /* Once the aggregators are known, domains may follow the data's nodes. */
     struct tio_agg_locality loc = {a->grp.gnode_of, a->dom_node};
     int64_t buffer = (int64_t)a->set.buffer_size;

@@ -140,7 +140,7 @@ static int64_t bisect(const struct cover *c, const struct vertex *v, int64_t ali
 }
 
 /* Grow the tree of root r until every leaf holds at most `message` bytes. */
-static int grow(struct forest *f, const struct cover *c, int r, const struct tio_mc_params *prm)
+static int grow(struct forest *f, const struct cover *c, int r, int64_t message, int64_t align)
 {
     int *stack = malloc(sizeof *stack * 64), top = 0, cap = 64;
     if (!stack)
@@ -148,9 +148,9 @@ static int grow(struct forest *f, const struct cover *c, int r, const struct tio
     stack[top++] = r;
     while (top) {
         int v = stack[--top];
-        if (f->v[v].bytes <= prm->message)
+        if (f->v[v].bytes <= message)
             continue;
-        int64_t x = bisect(c, &f->v[v], prm->align);
+        int64_t x = bisect(c, &f->v[v], align);
         if (x < 0)
             continue; /* the alignment leaves no cut: a larger leaf */
         int64_t lo = f->v[v].lo, hi = f->v[v].hi;
@@ -235,27 +235,50 @@ struct hosts {
     int nnodes;
     int64_t *left;                  /* memory left per node */
     int *used;                      /* slots taken per node */
-    char *cand;                     /* scratch: candidate per node */
+    char *cand;                     /* scratch: candidate per node ... */
+    int64_t *have;                  /* ... and its processes' bytes in the leaf */
 };
 
-/* Marks in h->cand the nodes of the processes with data in [lo, hi). */
+/* Marks in h->cand the nodes of the processes with data in [lo, hi), with their bytes
+ * there in h->have. */
 static void candidates(struct hosts *h, const struct tio_agg_piece *p, size_t n,
                        const int *node_of, int64_t lo, int64_t hi)
 {
     memset(h->cand, 0, (size_t)h->nnodes);
+    memset(h->have, 0, sizeof *h->have * (size_t)h->nnodes);
     for (size_t i = 0; i < n; i++)
-        if (p[i].len > 0 && p[i].off < hi && p[i].off + p[i].len > lo)
+        if (p[i].len > 0 && p[i].off < hi && p[i].off + p[i].len > lo) {
+            int64_t a = p[i].off > lo ? p[i].off : lo;
+            int64_t b = p[i].off + p[i].len < hi ? p[i].off + p[i].len : hi;
             h->cand[node_of[p[i].rank]] = 1;
+            h->have[node_of[p[i].rank]] += b - a;
+        }
 }
 
-/* Among the candidates (all nodes when all) with a free slot, the one with the most
- * memory left if that is at least min (else -1); takes its next slot into v. */
-static int take(struct hosts *h, struct vertex *v, int all, int per_node, int64_t min)
+/* Is host k a better choice than host best (-1: none yet)? */
+static int better(const struct hosts *h, int k, int best, int by_data, int64_t min)
+{
+    if (best < 0)
+        return 1;
+    if (by_data) { /* enough memory first, then the data, then the memory */
+        int ok = h->left[k] >= min, okb = h->left[best] >= min;
+        if (ok != okb)
+            return ok;
+        if (h->have[k] != h->have[best])
+            return h->have[k] > h->have[best];
+    }
+    return h->left[k] > h->left[best];
+}
+
+/* Among the candidates (all nodes when all) with a free slot, the best host (better())
+ * if its memory left is at least min (else -1); takes its next slot into v. */
+static int take(struct hosts *h, struct vertex *v, int all, int per_node, int64_t min,
+                int by_data)
 {
     int best = -1;
     for (int k = 0; k < h->nnodes; k++) {
         int room = h->used[k] < per_node && h->used[k] < h->node[k].nslots;
-        if ((all || h->cand[k]) && room && (best < 0 || h->left[k] > h->left[best]))
+        if ((all || h->cand[k]) && room && better(h, k, best, by_data, min))
             best = k;
     }
     if (best < 0 || h->left[best] < min)
@@ -326,6 +349,26 @@ static int divide(struct forest *f, const struct cover *c, const struct tio_agg_
     return rc;
 }
 
+/* The message a group's leaves are cut to: `message`, but no smaller than the group's
+ * bytes over the slots of its nodes (every node's when its own have none). More leaves than
+ * slots could only find no host and remerge, two by two along the tree, into domains of
+ * uneven sizes; cut no finer, they stay balanced. */
+static int64_t leaf_message(const struct vertex *root, const struct tio_agg_piece *p, size_t n,
+                            const int *node_of, struct hosts *h,
+                            const struct tio_mc_params *prm)
+{
+    int64_t slots = 0, all = 0;
+    candidates(h, p, n, node_of, root->lo, root->hi);
+    for (int k = 0; k < h->nnodes; k++) {
+        int s = h->node[k].nslots < prm->per_node ? h->node[k].nslots : prm->per_node;
+        all += s;
+        slots += h->cand[k] ? s : 0;
+    }
+    slots = slots ? slots : all;
+    int64_t fair = slots ? (root->bytes + slots - 1) / slots : root->bytes;
+    return fair > prm->message ? fair : prm->message;
+}
+
 /* ---- the whole ---- */
 
 /* Locate every leaf, remerging those that find no host; then the result. */
@@ -342,7 +385,7 @@ static int locate_all(struct forest *f, struct hosts *h, const struct tio_agg_pi
             break;
         struct vertex *v = &f->v[a];
         candidates(h, p, n, node_of, v->lo, v->hi);
-        if (take(h, v, 0, prm->per_node, prm->min_memory) >= 0)
+        if (take(h, v, 0, prm->per_node, prm->min_memory, prm->by_data) >= 0)
             continue;
         if (v->parent >= 0) { /* leaves the tree */
             remerge(f, a);
@@ -350,9 +393,9 @@ static int locate_all(struct forest *f, struct hosts *h, const struct tio_agg_pi
             continue;
         }
         /* A whole group without a host: any node's, else the richest below min_memory. */
-        if (take(h, v, 1, prm->per_node, prm->min_memory) >= 0)
+        if (take(h, v, 1, prm->per_node, prm->min_memory, prm->by_data) >= 0)
             out->widened++;
-        else if (take(h, v, 1, prm->per_node, 0) >= 0)
+        else if (take(h, v, 1, prm->per_node, 0, prm->by_data) >= 0)
             out->short_of_memory++;
         else
             v->node = -2; /* no slot left anywhere */
@@ -409,9 +452,10 @@ int tio_mc_partition(const struct tio_agg_piece *pieces, size_t n, const int *no
     struct cover c = {0};
     struct forest f = {0};
     struct hosts h = {nodes, nnodes, calloc((size_t)nnodes, sizeof(int64_t)),
-                      calloc((size_t)nnodes, sizeof(int)), malloc((size_t)nnodes)};
+                      calloc((size_t)nnodes, sizeof(int)), malloc((size_t)nnodes),
+                      malloc(sizeof(int64_t) * (size_t)nnodes)};
     int *order = NULL, *stack = NULL, rc = 0;
-    if (!h.left || !h.used || !h.cand || cover_make(&c, pieces, n, err)) {
+    if (!h.left || !h.used || !h.cand || !h.have || cover_make(&c, pieces, n, err)) {
         rc = -1;
         goto out;
     }
@@ -424,7 +468,8 @@ int tio_mc_partition(const struct tio_agg_piece *pieces, size_t n, const int *no
         goto out;
     }
     for (int g = 0; g < out->ngroups && !rc; g++)
-        rc = grow(&f, &c, f.root[g], prm);
+        rc = grow(&f, &c, f.root[g], leaf_message(&f.v[f.root[g]], pieces, n, node_of, &h,
+                                                  prm), prm->align);
     if (!rc) {
         order = malloc(sizeof *order * (size_t)f.n);
         stack = malloc(sizeof *stack * (size_t)f.n);
@@ -435,6 +480,11 @@ int tio_mc_partition(const struct tio_agg_piece *pieces, size_t n, const int *no
         rc = locate_all(&f, &h, pieces, n, node_of, prm, out, order, stack);
     }
 out:
+    if (rc == 0) { /* the runs go to the result, for the plan */
+        out->runs = c.run;
+        out->nruns = c.n;
+        c.run = NULL;
+    }
     free(c.run);
     free(c.before);
     free(f.v);
@@ -442,6 +492,7 @@ out:
     free(h.left);
     free(h.used);
     free(h.cand);
+    free(h.have);
     free(order);
     free(stack);
     if (rc == -2) {
@@ -458,6 +509,7 @@ out:
 
 void tio_mc_result_free(struct tio_mc_result *r)
 {
+    free(r->runs);
     free(r->group_lo);
     free(r->group_hi);
     free(r->dom);

@@ -9,7 +9,9 @@
  *   workload partition      each group's region is the root of a binary partition tree;
  *   (§3.2)                  a vertex holding more than `message` bytes is cut where half
  *                           of its bytes lie (on the alignment), recursively. The leaves
- *                           are the file domains, in file order.
+ *                           are the file domains, in file order. A group is cut no finer
+ *                           than its bytes over the aggregator slots of its nodes: leaves
+ *                           beyond the slots could only remerge, unevenly.
  *   location (§3.4)         for each leaf in file order: its candidate hosts are the
  *                           nodes of the processes with data in it that still have a free
  *                           aggregator slot (fewer than per_node used); the one with the
@@ -42,6 +44,9 @@ struct tio_mc_params {
     int64_t group_message;     /* Msg_group: bytes of a group, about; 0: one group */
     int64_t min_memory;        /* Mem_min: a host with less left takes no aggregator */
     int64_t align;             /* cuts on it (1: anywhere) */
+    int by_data;               /* location: among the hosts with min_memory left, the one
+                                  with most of the leaf's bytes (ties: most memory); 0: the
+                                  seed's rule, the most memory */
 };
 
 /* An aggregator slot: a process that can aggregate, the engine's domain it owns and the
@@ -76,6 +81,9 @@ struct tio_mc_result {
     int widened;                   /* groups whose aggregator is on another group's node */
     int short_of_memory;           /* leaves given a host below min_memory */
     int crossed;                   /* leaves merged across groups: no slot was left */
+    struct tio_agg_run *runs;      /* the covered bytes, sorted and merged (a plan may take
+                                      them over: tio_agg_plan_cut), nruns of them */
+    size_t nruns;
 };
 
 /* pieces[0..n): ranks index node_of (node indexes < nnodes); nodes[nnodes]. An empty

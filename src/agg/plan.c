@@ -486,24 +486,49 @@ fail:
     return err->cls;
 }
 
+/* The plan's runs from runs the caller merged already (taken over). */
+static void given_runs(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
+                       struct tio_agg_run *runs, size_t nruns)
+{
+    int64_t cov = 0;
+    for (size_t i = 0; i < n; i++)
+        p->bytes += pieces[i].len;
+    for (size_t i = 0; i < nruns; i++)
+        cov += runs[i].hi - runs[i].lo;
+    p->overlap = cov != p->bytes;
+    p->runs = runs;
+    p->nruns = nruns;
+    if (nruns) {
+        p->lo = runs[0].lo;
+        p->hi = runs[nruns - 1].hi;
+    }
+}
+
 int tio_agg_plan_cut(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
-                     int ndomains, const struct tio_agg_segment *seg, size_t nseg,
-                     const int64_t *window, int64_t align, struct tio_err *err)
+                     struct tio_agg_run *runs, size_t nruns, int ndomains,
+                     const struct tio_agg_segment *seg, size_t nseg, const int64_t *window,
+                     int64_t align, struct tio_err *err)
 {
     memset(p, 0, sizeof *p);
-    for (int d = 0; d < ndomains; d++)
+    for (int d = 0; d < ndomains && err->cls == TIO_OK; d++)
         if (window[d] < 1)
-            return tio_err_set(err, TIO_E_ARG, "aggregation plan: domain %d has windows of "
-                               "%lld bytes", d, (long long)window[d]);
-    for (size_t i = 0; i < nseg; i++)
+            tio_err_set(err, TIO_E_ARG, "aggregation plan: domain %d has windows of %lld "
+                        "bytes", d, (long long)window[d]);
+    for (size_t i = 0; i < nseg && err->cls == TIO_OK; i++)
         if (seg[i].domain < 0 || seg[i].domain >= ndomains || seg[i].lo > seg[i].hi ||
             (i && seg[i - 1].hi > seg[i].lo))
-            return tio_err_set(err, TIO_E_ARG, "aggregation plan: segment %zu is not a "
-                               "domain's range after the one before it", i);
-    if (ndomains < 1 || align < 1)
-        return tio_err_set(err, TIO_E_ARG, "aggregation plan: %d domains, alignment %lld",
-                           ndomains, (long long)align);
-    if (merge_runs(p, pieces, n, err) || alloc_domains(p, ndomains, err) ||
+            tio_err_set(err, TIO_E_ARG, "aggregation plan: segment %zu is not a domain's "
+                        "range after the one before it", i);
+    if (err->cls == TIO_OK && (ndomains < 1 || align < 1))
+        tio_err_set(err, TIO_E_ARG, "aggregation plan: %d domains, alignment %lld",
+                    ndomains, (long long)align);
+    if (err->cls != TIO_OK) {
+        free(runs);
+        return err->cls;
+    }
+    if (runs)
+        given_runs(p, pieces, n, runs, nruns);
+    if ((!runs && merge_runs(p, pieces, n, err)) || alloc_domains(p, ndomains, err) ||
         make_windows(p, seg, nseg, window, 0, align, err)) {
         tio_agg_plan_free(p);
         return err->cls;

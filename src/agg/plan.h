@@ -107,10 +107,13 @@ int tio_agg_plan_make(struct tio_agg_plan *p, const struct tio_agg_piece *pieces
 /* Domains cut by the caller (a strategy that plans its own, strategy.h): segment i gives
  * [seg[i].lo, seg[i].hi) to domain seg[i].domain (sorted, disjoint, together covering
  * every piece's bytes; a domain may have none), whose windows hold at most window[d]
- * bytes (ndomains entries, each >= 1). */
+ * bytes (ndomains entries, each >= 1). runs: the union of the pieces, sorted and merged,
+ * if the caller has it (nruns of them, malloc'ed: taken over, also on failure), else NULL
+ * and the plan sorts the pieces itself. */
 int tio_agg_plan_cut(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
-                     int ndomains, const struct tio_agg_segment *seg, size_t nseg,
-                     const int64_t *window, int64_t align, struct tio_err *err);
+                     struct tio_agg_run *runs, size_t nruns, int ndomains,
+                     const struct tio_agg_segment *seg, size_t nseg, const int64_t *window,
+                     int64_t align, struct tio_err *err);
 
 void tio_agg_plan_free(struct tio_agg_plan *p);
 

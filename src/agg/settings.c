@@ -80,6 +80,7 @@ static const struct tio_key_word target_words[] = {
 static const struct tio_key_word read_words[] = {{"auto", 0}, {"aggregate", 1}, {NULL, 0}};
 static const struct tio_key_word write_words[] = {{"aggregate", 0}, {"auto", 1}, {NULL, 0}};
 static const struct tio_key_word domain_words[] = {{"local", 0}, {"balanced", 1}, {NULL, 0}};
+static const struct tio_key_word location_words[] = {{"data", 0}, {"memory", 1}, {NULL, 0}};
 
 #define F(m) TIO_KEY_FIELD(struct tio_agg_settings, m)
 enum { K_ENABLE, K_STRATEGY, K_AGGREGATORS, K_BUFFER_SIZE, K_BUFFER_COUNT, K_TIER,
@@ -186,6 +187,12 @@ static const struct tio_key keys[] = {
      .expect = "expected a percentage from 1 to 100",
      .doc = "memory_conscious: the part of a node's available memory (cgroup limits "
             "included) its aggregators' buffers may take."},
+    {.name = TIO_AGG_HINT_MC_LOCATION, .env = "TIERIO_AGG_MC_LOCATION", .type = TIO_KEY_CHOICE,
+     .def = "memory", F(mc_by_memory), .words = location_words, .nocase = 1, .shown = memcon,
+     .values = "data | memory",
+     .doc = "memory_conscious: a file domain's aggregator is on the node with the most "
+            "memory left (memory: the seed's rule), or, among those with the minimum memory "
+            "left, on the one with most of the domain's data (data)."},
 };
 #undef F
 

@@ -41,6 +41,7 @@ struct tio_agg_settings {
     uint64_t mc_min_memory;          /* Mem_min */
     uint64_t mc_group_message;       /* Msg_group */
     int mc_memory_share;             /* percent of a node's available memory */
+    int mc_by_memory;                /* location by memory alone (the seed's), else data */
 };
 
 #define TIO_AGG_DEFAULT_BUFFER_SIZE ((uint64_t)16 << 20)

@@ -86,7 +86,8 @@ static void parameters(struct tio_agg *a, struct memcon *m)
             v[3] = 4 * (int64_t)a->set.mc_per_node * v[0];
     }
     PMPI_Bcast(v, 5, MPI_INT64_T, 0, a->grp.gcomm);
-    m->prm = (struct tio_mc_params){a->set.mc_per_node, v[0], v[3], v[2], a->align};
+    m->prm = (struct tio_mc_params){a->set.mc_per_node, v[0], v[3], v[2], a->align,
+                                    !a->set.mc_by_memory};
     m->read_message = v[1];
     /* What get_info reports as the settings: the values in effect. */
     a->set.mc_write_message = (uint64_t)v[0];
@@ -119,12 +120,15 @@ static int node_memory(struct tio_agg *a, struct memcon *m, struct tio_err *err)
     return TIO_OK;
 }
 
-/* Bytes of each buffer of a node's slots: at most the larger message, together within the
+/* Bytes of each buffer of a node's slots: at most the larger message or the buffer size
+ * setting (a domain may hold more than a message: fewer rounds), together within the
  * share, a multiple of the alignment (or of a page); 0 when not even one fits. */
 static int64_t window_of(const struct tio_agg *a, const struct memcon *m, int64_t share,
                          int nslots)
 {
     int64_t most = m->prm.message > m->read_message ? m->prm.message : m->read_message;
+    if ((int64_t)a->set.buffer_size > most)
+        most = (int64_t)a->set.buffer_size;
     int64_t w = share / nslots / a->set.buffer_count, unit = a->align > PAGE ? a->align : PAGE;
     if (w > most)
         w = most;
@@ -256,8 +260,9 @@ static int memcon_plan(struct tio_agg *a, const struct tio_agg_piece *pieces, si
     }
     for (int d = 0; d < r.ndomains; d++)
         seg[d] = (struct tio_agg_segment){r.dom[d].lo, r.dom[d].hi, r.dom[d].domain};
-    int rc = tio_agg_plan_cut(p, pieces, n, a->place.ndomains, seg, (size_t)r.ndomains,
-                              a->place.window, a->align, err);
+    int rc = tio_agg_plan_cut(p, pieces, n, r.runs, r.nruns, a->place.ndomains, seg,
+                              (size_t)r.ndomains, a->place.window, a->align, err);
+    r.runs = NULL; /* the plan's now */
     free(seg);
     tio_mc_result_free(&m->last);
     m->last = r;

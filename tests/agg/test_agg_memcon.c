@@ -36,7 +36,7 @@ static void cluster_make(struct cluster *c, int nnodes, const int64_t *memory, i
 static struct tio_mc_params params(int per_node, int64_t message, int64_t group_message,
                                    int64_t min_memory)
 {
-    return (struct tio_mc_params){per_node, message, group_message, min_memory, 1};
+    return (struct tio_mc_params){per_node, message, group_message, min_memory, 1, 0};
 }
 
 static void run(const struct tio_agg_piece *p, size_t n, const int *node_of,
@@ -153,6 +153,25 @@ static void test_partition_tree(void)
     CHECK_EQ(total, 5 * U);
     CHECK(r.dom[0].hi <= 4 * U); /* the cut is in the data, not in the hole */
     tio_mc_result_free(&r);
+
+    CASE("no more leaves than the group's slots");
+    /* 16 units on 2 nodes with one slot each, message 1 unit: 2 leaves of 8, not 16
+     * leaves remerging into uneven domains. */
+    struct tio_agg_piece q[16];
+    int qn[16];
+    for (int i = 0; i < 16; i++) {
+        q[i] = (struct tio_agg_piece){i * U, U, 0, i};
+        qn[i] = i / 8;
+    }
+    struct cluster c2;
+    int64_t mem2[2] = {1 << 30, 1 << 30};
+    cluster_make(&c2, 2, mem2, 1, 2 * U, 8);
+    prm.message = U;
+    run(q, 16, qn, &c2, &prm, &r);
+    CHECK_EQ(r.leaves, 2);
+    check_domain(&r, 0, 0, 8 * U, 0);
+    check_domain(&r, 1, 8 * U, 16 * U, 1);
+    tio_mc_result_free(&r);
 }
 
 /* Figure 8 (a): the leaving leaf's sibling is a leaf and takes its region over; (b) the
@@ -237,6 +256,27 @@ static void test_location(void)
     CHECK_EQ(r.dom[0].node, 1);
     CHECK_EQ(r.dom[1].node, 1);
     CHECK(r.dom[0].slot != r.dom[1].slot);
+    tio_mc_result_free(&r);
+
+    CASE("location by data (tierio_agg_mc_location=data)");
+    /* Node 0 has 3 of the leaf's 4 units, node 1 more memory: by data node 0 takes it, as
+     * long as it has the minimum; below it, node 1. */
+    struct tio_agg_piece d[4] = {{0, U, 0, 0}, {U, U, 0, 1}, {2 * U, U, 0, 2}, {3 * U, U, 0, 3}};
+    int dn[4] = {0, 0, 0, 1};
+    struct tio_mc_params bd = params(1, 4 * U, 0, U);
+    bd.by_data = 1;
+    run(d, 4, dn, &c, &bd, &r);
+    CHECK_EQ(r.ndomains, 1);
+    CHECK_EQ(r.dom[0].node, 0);
+    tio_mc_result_free(&r);
+    bd.min_memory = 7 * U; /* node 0 has 6 */
+    run(d, 4, dn, &c, &bd, &r);
+    CHECK_EQ(r.dom[0].node, 1);
+    tio_mc_result_free(&r);
+    bd.by_data = 0; /* the seed's rule: the most memory */
+    bd.min_memory = U;
+    run(d, 4, dn, &c, &bd, &r);
+    CHECK_EQ(r.dom[0].node, 1);
     tio_mc_result_free(&r);
 
     CASE("below the minimum memory: coalesce");
