@@ -794,7 +794,8 @@ def section_memcon(r: Runner) -> Section:
     d = memcon.Driver(r.args.build_dir, r.args.mpi, r.workdir, r.args.timeout,
                       r.args.verbose)
     sec = Section(f"Memory-conscious collective I/O (seed 004 §4) vs two-phase, emulated "
-                  f"cluster {d.nodes} nodes x {d.ppn} ranks, memory {d.mem_spec('variance')}")
+                  f"cluster {d.nodes} nodes x {d.ppn} ranks, memory {d.mem_spec('variance')}, "
+                  f"{d.pfs_label()}")
     if r.cluster_skip:
         sec.errors.append(f"memcon: {r.cluster_skip}")
         return sec
