@@ -48,6 +48,9 @@ static inline MPI_Info memcon_file_info(char **envp, int variant)
 }
 
 /* tierio_agg_collective_calls of a file's info (-1: absent, the MPI library's own path). */
+/* "routed" when the program cannot know it (printed as null). */
+#define MEMCON_ROUTED_UNKNOWN LONG_MIN
+
 static inline long memcon_routed_info(MPI_Info used)
 {
     char v[64];
@@ -90,7 +93,10 @@ static inline void memcon_json_finish(bench_json *j, const double *t, const doub
     } else {
         bench_json_raw(j, ",\"baseline\":null,\"ratio\":null");
     }
-    bench_json_int(j, "routed", routed);
+    if (routed == MEMCON_ROUTED_UNKNOWN)
+        bench_json_raw(j, ",\"routed\":null");
+    else
+        bench_json_int(j, "routed", routed);
     bench_json_bool(j, "verified", verified);
     bench_json_end(j);
 }

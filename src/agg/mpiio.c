@@ -94,6 +94,7 @@ struct tio_agg_route {
     size_t n, key_cap;
     int by_node;                      /* ... with domains by node (decided before making) */
     int reading;                      /* ... for a read (strategies that plan by direction) */
+    int told;                         /* why a call was not routed has been logged */
 };
 
 static void route_free(struct tio_agg_route *s)
@@ -186,6 +187,11 @@ int tio_file_close(MPI_File *fh)
         return PMPI_File_close(fh);
     struct tio_err err = {0};
     int code = MPI_SUCCESS;
+    if (a->rank == 0) /* what went where, for TIERIO_LOG=info */
+        TIO_INFO("%s: %ld collective calls through tierio, %ld made independent (%ld reads, "
+                 "%ld writes), %ld to the MPI library", a->path, a->stats.calls,
+                 a->stats.independent + a->stats.independent_writes, a->stats.independent,
+                 a->stats.independent_writes, a->stats.passed);
     if (tio_agg_close_err(a, &err))
         code = raise_file(*fh, &err);
     int rc = PMPI_File_close(fh);
@@ -258,34 +264,41 @@ static int view_ranges(MPI_Datatype ftype, MPI_Offset disp, int64_t first, int64
  * with several ranges: *roff, *rlen, me->count of them, malloc'ed). */
 static int eligible(MPI_File fh, int writing, int explicit_offset, MPI_Offset offset,
                     int count, MPI_Datatype type, struct ask *me, MPI_Offset *pos,
-                    MPI_Offset *esize, MPI_Offset **roff, MPI_Offset **rlen)
+                    MPI_Offset *esize, MPI_Offset **roff, MPI_Offset **rlen, const char **why)
 {
     MPI_Count bytes;
     if (count < 0 || !contiguous(type, count, &bytes))
-        return 0;
+        return *why = "the memory datatype is not contiguous", 0;
     int atomic = 1, amode = 0;
     PMPI_File_get_atomicity(fh, &atomic);
     PMPI_File_get_amode(fh, &amode);
-    if (atomic || (writing && (amode & MPI_MODE_RDONLY)) ||
-        (!writing && (amode & MPI_MODE_WRONLY)))
-        return 0;
+    if (atomic)
+        return *why = "atomic mode", 0;
+    if ((writing && (amode & MPI_MODE_RDONLY)) || (!writing && (amode & MPI_MODE_WRONLY)))
+        return *why = "the access mode forbids it (MPI reports the error)", 0;
     MPI_Offset disp;
     MPI_Datatype etype, ftype;
     char rep[MPI_MAX_DATAREP_STRING + 1];
     if (PMPI_File_get_view(fh, &disp, &etype, &ftype, rep) != MPI_SUCCESS)
-        return 0;
+        return *why = "MPI_File_get_view failed", 0;
     MPI_Count fbytes = 0, ebytes = 0;
     int ok = !strcmp(rep, "native") && contiguous(etype, 1, &ebytes) && ebytes > 0 &&
              bytes % ebytes == 0;
+    if (!ok)
+        *why = "the view's data representation is not native, or its etype is not "
+               "contiguous bytes";
     int flat = ok && !contiguous(ftype, 1, &fbytes);
     if (ok && !explicit_offset && PMPI_File_get_position(fh, &offset) != MPI_SUCCESS)
-        ok = 0;
+        ok = 0, *why = "MPI_File_get_position failed";
     *esize = (MPI_Offset)ebytes;
     *pos = offset;
     size_t n = 1;
     if (ok && flat) { /* offset counts etypes of the view's data */
         ok = offset >= 0 && view_ranges(ftype, disp, (int64_t)offset * (int64_t)ebytes,
                                         (int64_t)bytes, roff, rlen, &n);
+        if (!ok)
+            *why = "a filetype the engine cannot map (darray, Fortran types, displacements "
+                   "not increasing, or over a million ranges)";
         if (ok && n > 0) {
             me->off = (*roff)[0];
             me->len = (*rlen)[0];
@@ -293,6 +306,8 @@ static int eligible(MPI_File fh, int writing, int explicit_offset, MPI_Offset of
     } else if (ok) {
         MPI_Offset boff = 0;
         ok = offset >= 0 && PMPI_File_get_byte_offset(fh, offset, &boff) == MPI_SUCCESS;
+        if (!ok)
+            *why = "a negative offset";
         me->off = boff;
         me->len = (int64_t)bytes;
     }
@@ -340,8 +355,16 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
     struct tio_agg_route *s = a->route;
     struct ask me = {0, 0, 0, -1, 0}, *all = s->asks;
     MPI_Offset pos = 0, esize = 1, *roff = NULL, *rlen = NULL;
+    const char *why = "";
     me.ok = eligible(fh, writing, explicit_offset, offset, count, type, &me, &pos, &esize,
-                     &roff, &rlen);
+                     &roff, &rlen, &why);
+    /* Why a call goes to the MPI library, once per handle (TIERIO_LOG=info): "my calls are
+     * not routed" is otherwise a guess. */
+    if (!me.ok && !s->told) {
+        s->told = 1;
+        TIO_INFO("%s: a collective %s goes to the MPI library: %s (further such calls are "
+                 "not reported)", a->path, writing ? "write" : "read", why);
+    }
     if (me.ok && !writing && a->rank == 0) {
         struct stat st;
         me.fsize = stat(a->path, &st) == 0 ? (int64_t)st.st_size : -1;
