@@ -33,6 +33,12 @@ int main(int argc, char **argv)
     snprintf(b, sizeof b, "%s/repro-pin-b.dat", dir);
     snprintf(c, sizeof c, "%s/repro-pin-src.dat", dir);
     setenv("UMMAP_MEM_LIMIT", "49152", 1); /* 3 segments */
+    /* A node-memory group of its own: without a key every test ctest starts shares the
+     * group of their common parent, and a concurrent test with another limit is refused. */
+    char key[64];
+    snprintf(key, sizeof key, "tiotest-repro-pin-%ld", (long)getpid());
+    setenv("UMMAP_NODE_KEY", key, 1);
+    setenv("UMMAP_NODE_PROCS", "1", 1);
     static unsigned char src[N], back[3 * SEG];
     for (size_t i = 0; i < N; i++)
         src[i] = (unsigned char)(i * 7 + 3);
