@@ -148,7 +148,7 @@ static const struct tio_key keys[] = {
      .doc = "balanced: every domain holds as many bytes; local: domains follow the nodes' "
             "data (docs/agg.md)."},
     {.name = TIO_AGG_HINT_MC_PER_NODE, .env = "TIERIO_AGG_MC_PER_NODE", .type = TIO_KEY_UINT,
-     .def = "2", F(mc_per_node), .lo = 1, .hi = 64, .shown = memcon, .values = "1 .. 64",
+     .def = "1", F(mc_per_node), .lo = 1, .hi = 64, .shown = memcon, .values = "1 .. 64",
      .expect = "expected 1 to 64 aggregators per node",
      .doc = "memory_conscious: aggregators one node hosts in one access at most (N_ah)."},
     {.name = TIO_AGG_HINT_MC_WRITE_MESSAGE, .env = "TIERIO_AGG_MC_WRITE_MESSAGE",

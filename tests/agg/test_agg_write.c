@@ -106,9 +106,11 @@ static void run_case(const char *strategy, const char *target, int nbuf, enum at
     tt_info_setf(info, "tierio_agg_buffer_count", "%d", nbuf);
     tt_info_set(info, "tierio_agg_buffer_size", "16384"); /* many rounds */
     tt_info_set(info, "tierio_agg_tier", tier);
-    if (!strcmp(strategy, "memory_conscious")) { /* many file domains, many rounds */
+    if (!strcmp(strategy, "memory_conscious")) { /* many file domains, many rounds, and
+                                                     two aggregators per node */
         tt_info_set(info, "tierio_agg_mc_write_message", "16384");
         tt_info_set(info, "tierio_agg_mc_read_message", "32768");
+        tt_info_set(info, "tierio_agg_mc_per_node", "2");
     }
     if (!g_cluster)
         tt_info_setf(info, "tierio_agg_aggregators", "%d", naggs);
@@ -161,7 +163,7 @@ static void run_case(const char *strategy, const char *target, int nbuf, enum at
     TT_MPI(tio_agg_declare(a, kB, offB, lenB, &idB));
     TT_CHECK(idA == 0 && idB == 1, "%s: ids %d %d", what, idA, idB);
     /* Subfiles and node-local storage: each node's group has its own aggregators. */
-    /* memory_conscious on the cluster: its default 2 per node (memory is plentiful). */
+    /* memory_conscious on the cluster: the 2 per node asked (memory is plentiful). */
     int per_group = !strcmp(strategy, "memory_conscious") ? 2 : 1;
     int nnodes = g_cluster ? naggs : 1, ppn = tt_size / nnodes;
     int want = g_cluster && strcmp(target, "file") ? (per_group < ppn ? per_group : ppn)
