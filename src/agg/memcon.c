@@ -1,5 +1,6 @@
 /* Memory-conscious collective I/O, the pure part: see memcon.h. */
 #include "agg/memcon.h"
+#include "agg/ranges.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,36 +18,19 @@ struct cover {
     int64_t *before;                /* n + 1 entries: before[n] is the total */
 };
 
-static int cmp_lo(const void *a, const void *b)
-{
-    const struct tio_agg_run *x = a, *y = b;
-    return (x->lo > y->lo) - (x->lo < y->lo);
-}
-
+/* The runs (tio_agg_merge_runs) and the bytes before each. */
 static int cover_make(struct cover *c, const struct tio_agg_piece *p, size_t n,
                       struct tio_err *err)
 {
-    c->run = malloc(sizeof *c->run * (n ? n : 1));
-    c->before = malloc(sizeof *c->before * (n + 1));
-    if (!c->run || !c->before)
+    int64_t bytes;
+    int overlap;
+    if (tio_agg_merge_runs(p, n, &c->run, &c->n, &bytes, &overlap, err))
+        return err->cls;
+    c->before = malloc(sizeof *c->before * (c->n + 1));
+    if (!c->before)
         return nomem(err);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (p[i].len > 0)
-            c->run[m++] = (struct tio_agg_run){p[i].off, p[i].off + p[i].len};
-    qsort(c->run, m, sizeof *c->run, cmp_lo);
-    size_t k = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (k && c->run[i].lo <= c->run[k - 1].hi) {
-            if (c->run[i].hi > c->run[k - 1].hi)
-                c->run[k - 1].hi = c->run[i].hi;
-        } else {
-            c->run[k++] = c->run[i];
-        }
-    }
-    c->n = k;
     c->before[0] = 0;
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < c->n; i++)
         c->before[i + 1] = c->before[i] + (c->run[i].hi - c->run[i].lo);
     return TIO_OK;
 }
@@ -54,14 +38,7 @@ static int cover_make(struct cover *c, const struct tio_agg_piece *p, size_t n,
 /* Covered bytes below x. */
 static int64_t below(const struct cover *c, int64_t x)
 {
-    size_t a = 0, b = c->n; /* the first run ending after x */
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (c->run[m].hi <= x)
-            a = m + 1;
-        else
-            b = m;
-    }
+    size_t a = tio_agg_first_ending_after(c->run, c->n, sizeof *c->run, x);
     int64_t n = c->before[a];
     if (a < c->n && x > c->run[a].lo)
         n += x - c->run[a].lo;

@@ -57,10 +57,11 @@ int tio_agg_pieces_disjoint(const struct tio_agg_piece *pieces, size_t n)
     return ok;
 }
 
-/* The union of the pieces as sorted runs; notes overlaps and the byte counts. */
-static int merge_runs(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
-                      struct tio_err *err)
+int tio_agg_merge_runs(const struct tio_agg_piece *pieces, size_t n, struct tio_agg_run **runs,
+                       size_t *nruns, int64_t *bytes, int *overlap, struct tio_err *err)
 {
+    *bytes = 0;
+    *overlap = 0;
     struct tio_agg_run *r = malloc(sizeof *r * (n ? n : 1));
     if (!r)
         return nomem(err);
@@ -72,7 +73,7 @@ static int merge_runs(struct tio_agg_plan *p, const struct tio_agg_piece *pieces
                                "not a valid range of a file", pieces[i].rank,
                                (long long)pieces[i].off, (long long)pieces[i].len);
         }
-        p->bytes += pieces[i].len;
+        *bytes += pieces[i].len;
         if (pieces[i].len > 0)
             r[m++] = (struct tio_agg_run){pieces[i].off, pieces[i].off + pieces[i].len};
     }
@@ -81,15 +82,26 @@ static int merge_runs(struct tio_agg_plan *p, const struct tio_agg_piece *pieces
     for (size_t i = 0; i < m; i++) {
         if (k > 0 && r[i].lo <= r[k - 1].hi) {
             if (r[i].lo < r[k - 1].hi)
-                p->overlap = 1;
+                *overlap = 1;
             if (r[i].hi > r[k - 1].hi)
                 r[k - 1].hi = r[i].hi;
         } else {
             r[k++] = r[i];
         }
     }
-    p->runs = r;
-    p->nruns = k;
+    *runs = r;
+    *nruns = k;
+    return TIO_OK;
+}
+
+/* The plan's runs (tio_agg_merge_runs) with its byte counts and bounds. */
+static int merge_runs(struct tio_agg_plan *p, const struct tio_agg_piece *pieces, size_t n,
+                      struct tio_err *err)
+{
+    if (tio_agg_merge_runs(pieces, n, &p->runs, &p->nruns, &p->bytes, &p->overlap, err))
+        return err->cls;
+    size_t k = p->nruns;
+    struct tio_agg_run *r = p->runs;
     if (k) {
         p->lo = r[0].lo;
         p->hi = r[k - 1].hi;

@@ -74,6 +74,12 @@ struct tio_agg_locality {
     const int *dom_node;            /* domain -> the node of its aggregator */
 };
 
+/* The union of the pieces as sorted, merged runs (*runs malloc'ed, *nruns of them), their
+ * bytes counted with repeats, and whether two overlap. Pieces must be valid file ranges
+ * (an error naming the rank otherwise). */
+int tio_agg_merge_runs(const struct tio_agg_piece *pieces, size_t n, struct tio_agg_run **runs,
+                       size_t *nruns, int64_t *bytes, int *overlap, struct tio_err *err);
+
 /* The largest alignment that domains following the data may break. */
 #define TIO_AGG_LOCAL_ALIGN_MAX 4096
 
