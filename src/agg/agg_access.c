@@ -256,23 +256,32 @@ int tio_agg_read(tio_agg_t a, int id, void *buf)
     return MPI_SUCCESS;
 }
 
-/* A comma-separated list into info under key. */
-static void set_list(MPI_Info info, const char *key, const struct tio_agg *a, int ranks)
+void tio_agg_info_list(MPI_Info info, const char *key, int count, tio_agg_item_fn item,
+                       const struct tio_agg *a)
 {
-    size_t cap = (size_t)a->place.ndomains * (TIO_TIER_NAME_MAX + 2) + 16, used = 0;
-    char *s = malloc(cap);
-    if (!s)
-        return;
-    s[0] = 0;
-    for (int d = 0; d < a->place.ndomains; d++) {
-        int n = ranks ? snprintf(s + used, cap - used, "%s%d", d ? "," : "",
-                                 a->grp.gworld[a->place.rank[d]])
-                      : snprintf(s + used, cap - used, "%s%s", d ? "," : "", a->place.tier[d]);
-        if (n > 0 && (size_t)n < cap - used)
-            used += (size_t)n;
+    char v[MPI_MAX_INFO_VAL];
+    size_t used = 0;
+    v[0] = 0;
+    for (int i = 0; i < count; i++) {
+        char one[96];
+        int len = item(a, i, one, sizeof one);
+        if (used + (size_t)len + 5 >= sizeof v) {
+            snprintf(v + used, sizeof v - used, "%s...", i ? "," : "");
+            break;
+        }
+        used += (size_t)snprintf(v + used, sizeof v - used, "%s%s", i ? "," : "", one);
     }
-    PMPI_Info_set(info, key, s);
-    free(s);
+    PMPI_Info_set(info, key, v);
+}
+
+static int rank_item(const struct tio_agg *a, int d, char *s, size_t len)
+{
+    return snprintf(s, len, "%d", a->grp.gworld[a->place.rank[d]]);
+}
+
+static int tier_item(const struct tio_agg *a, int d, char *s, size_t len)
+{
+    return snprintf(s, len, "%s", a->place.tier[d]);
 }
 
 int tio_agg_get_info(tio_agg_t a, MPI_Info *info_used)
@@ -313,8 +322,8 @@ void tio_agg_info_fill(const struct tio_agg *a, MPI_Info info)
     if (a->set.target == TIO_AGG_TARGET_NODE_LOCAL)
         PMPI_Info_set(info, "tierio_agg_node_local_dir", a->tgt.data_dir);
     if (a->placed) {
-        set_list(info, "tierio_agg_aggregator_ranks", a, 1);
-        set_list(info, "tierio_agg_aggregator_tiers", a, 0);
+        tio_agg_info_list(info, "tierio_agg_aggregator_ranks", a->place.ndomains, rank_item, a);
+        tio_agg_info_list(info, "tierio_agg_aggregator_tiers", a->place.ndomains, tier_item, a);
     }
     snprintf(v, sizeof v, "%ld", a->stats.calls);
     PMPI_Info_set(info, "tierio_agg_collective_calls", v);

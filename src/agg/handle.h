@@ -188,6 +188,12 @@ int tio_agg_close_err(struct tio_agg *a, struct tio_err *err);
 /* Set in info the settings in effect (the key table) and the handle's statistics: the
  * answer of tio_agg_get_info and tierio's part of MPI_File_get_info's. */
 void tio_agg_info_fill(const struct tio_agg *a, MPI_Info info);
+/* A comma-separated list of count items (item writes item i into s, returns its length)
+ * set in info under key, cut short with "..." at what MPI_Info takes (MPI_MAX_INFO_VAL:
+ * 256 in Open MPI, whose MPI_Info_set refuses longer values). */
+typedef int (*tio_agg_item_fn)(const struct tio_agg *a, int i, char *s, size_t len);
+void tio_agg_info_list(MPI_Info info, const char *key, int count, tio_agg_item_fn item,
+                       const struct tio_agg *a);
 
 /* Raise err through the handle's communicator (MPI_COMM_SELF without a handle). */
 int tio_agg_raise(struct tio_agg *a, const struct tio_err *err);

@@ -404,6 +404,10 @@ static int route(struct tio_agg *a, MPI_File fh, int writing, int explicit_offse
         int ok = !failed && p && n <= (size_t)total;
         PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, a->icomm);
         if (!ok) { /* out of memory somewhere: MPI does the call, everywhere */
+            if (a->rank == 0)
+                TIO_INFO("%s: a collective %s goes to the MPI library: no memory to gather "
+                         "the %lld file ranges of its views", a->path,
+                         writing ? "write" : "read", total);
             if (!failed)
                 free(p);
             free(roff);

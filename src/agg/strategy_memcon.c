@@ -269,27 +269,6 @@ static int memcon_plan(struct tio_agg *a, const struct tio_agg_piece *pieces, si
     return rc;
 }
 
-/* A comma-separated list of count items into info under key, cut short ("...") at what
- * MPI_Info takes. */
-static void put_list(MPI_Info info, const char *key, int count,
-                     int (*item)(const struct tio_agg *, int, char *, size_t),
-                     const struct tio_agg *a)
-{
-    char v[MPI_MAX_INFO_VAL];
-    size_t used = 0;
-    v[0] = 0;
-    for (int i = 0; i < count; i++) {
-        char one[96];
-        int len = item(a, i, one, sizeof one);
-        if (used + (size_t)len + 5 >= sizeof v) {
-            snprintf(v + used, sizeof v - used, "%s...", i ? "," : "");
-            break;
-        }
-        used += (size_t)snprintf(v + used, sizeof v - used, "%s%s", i ? "," : "", one);
-    }
-    PMPI_Info_set(info, key, v);
-}
-
 static int node_item(const struct tio_agg *a, int k, char *s, size_t len)
 {
     const struct memcon *m = a->strategy_state;
@@ -317,13 +296,13 @@ static void memcon_report(const struct tio_agg *a, MPI_Info info)
         return;
     char v[64];
     /* per node: bytes for aggregation / bytes available */
-    put_list(info, "tierio_agg_mc_node_memory", m->nnodes, node_item, a);
+    tio_agg_info_list(info, "tierio_agg_mc_node_memory", m->nnodes, node_item, a);
     /* per aggregator: rank:bytes of its buffers */
-    put_list(info, "tierio_agg_mc_buffers", a->place.ndomains, buffer_item, a);
+    tio_agg_info_list(info, "tierio_agg_mc_buffers", a->place.ndomains, buffer_item, a);
     /* the last access: its groups, file domains (lo-hi@rank), leaves and remerges */
     snprintf(v, sizeof v, "%d", m->last.ngroups);
     PMPI_Info_set(info, "tierio_agg_mc_groups", v);
-    put_list(info, "tierio_agg_mc_domains", m->last.ndomains, domain_item, a);
+    tio_agg_info_list(info, "tierio_agg_mc_domains", m->last.ndomains, domain_item, a);
     snprintf(v, sizeof v, "%d", m->last.leaves);
     PMPI_Info_set(info, "tierio_agg_mc_leaves", v);
     snprintf(v, sizeof v, "%d", m->last.remerged);
