@@ -25,6 +25,7 @@
  *       --mpi openmpi --pfs-write-bps 100M --env LD_PRELOAD=.../libtierio-pmpi.so -- \
  *       build/openmpi/bench/tio-bench-agg-ior -A -b 1Mi -t 256Ki -s 4 -i 5 -e -W -R -C */
 #include "bench_common.h"
+#include "memcon_common.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -63,38 +64,6 @@ static bool check(const unsigned char *b, unsigned long long n, unsigned long lo
     return true;
 }
 
-/* IOR's hints: IOR_HINT__MPI__key=value. */
-static MPI_Info hints(int variant)
-{
-    MPI_Info info;
-    MPI_CHECK(MPI_Info_create(&info));
-    const char *pre = "IOR_HINT__MPI__";
-    for (char **e = environ; *e; e++)
-        if (!strncmp(*e, pre, strlen(pre))) {
-            char kv[1024];
-            snprintf(kv, sizeof kv, "%s", *e + strlen(pre));
-            char *eq = strchr(kv, '=');
-            if (eq) {
-                *eq = 0;
-                MPI_CHECK(MPI_Info_set(info, kv, eq + 1));
-            }
-        }
-    if (variant >= 0)
-        MPI_CHECK(MPI_Info_set(info, "tierio_agg", variant ? "enable" : "disable"));
-    return info;
-}
-
-static long routed(MPI_File fh)
-{
-    MPI_Info used;
-    char v[64];
-    int flag = 0;
-    MPI_CHECK(MPI_File_get_info(fh, &used));
-    MPI_CHECK(MPI_Info_get(used, "tierio_agg_collective_calls", (int)sizeof v - 1, v, &flag));
-    MPI_CHECK(MPI_Info_free(&used));
-    return flag ? atol(v) : -1;
-}
-
 /* The offset of transfer k of segment s for rank r. */
 static unsigned long long offset_of(const options *o, int s, int r, unsigned long long k)
 {
@@ -106,7 +75,7 @@ static unsigned long long offset_of(const options *o, int s, int r, unsigned lon
 static double phase(const options *o, int writing, int variant, int iter, int reader_shift,
                     bool verify, bool *ok, long *calls)
 {
-    MPI_Info info = hints(variant);
+    MPI_Info info = memcon_file_info(environ, variant);
     unsigned char *buf = bench_malloc(o->transfer);
     int who = (g_rank + reader_shift) % g_size;
     MPI_File fh;
@@ -132,7 +101,7 @@ static double phase(const options *o, int writing, int variant, int iter, int re
         }
     if (writing && o->fsync)
         MPI_CHECK(MPI_File_sync(fh));
-    *calls = routed(fh);
+    *calls = memcon_routed(fh);
     MPI_CHECK(MPI_File_close(&fh));
     double t = bench_max_time(MPI_Wtime() - t0);
     *ok = bench_all(good);

@@ -1,6 +1,6 @@
-/* Helpers of the memory-conscious collective I/O benchmarks (bench/agg_collperf.c,
+/* Helpers of the MPI-IO benchmarks (bench/agg_ior.c, bench/agg_collperf.c,
  * bench/agg_flashio.c; seed 004 §4): unmodified MPI-IO programs, so everything tierio
- * needs reaches them through the environment, as in bench/agg_ior.c.
+ * needs reaches them through the environment.
  *
  * - Hints, IOR's way: every IOR_HINT__MPI__<key>=<value> in the environment is set on the
  *   MPI_Info the program opens its file with (cb_buffer_size, romio_cb_write,
@@ -12,6 +12,8 @@
  * Include after bench_common.h. */
 #ifndef TIO_BENCH_MEMCON_COMMON_H
 #define TIO_BENCH_MEMCON_COMMON_H
+
+#include <limits.h>
 
 #define MEMCON_HINT_PREFIX "IOR_HINT__MPI__"
 
@@ -47,10 +49,10 @@ static inline MPI_Info memcon_file_info(char **envp, int variant)
     return info;
 }
 
-/* tierio_agg_collective_calls of a file's info (-1: absent, the MPI library's own path). */
 /* "routed" when the program cannot know it (printed as null). */
 #define MEMCON_ROUTED_UNKNOWN LONG_MIN
 
+/* tierio_agg_collective_calls of a file's info (-1: absent, the MPI library's own path). */
 static inline long memcon_routed_info(MPI_Info used)
 {
     char v[64];
