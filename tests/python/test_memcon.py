@@ -14,14 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import memcon  # noqa: E402
 
-errors = 0
-
-
-def check(ok, what):
-    global errors
-    if not ok:
-        errors += 1
-        print(f"FAIL: {what}", file=sys.stderr)
+from checks import check, failures  # noqa: E402  (tests/python/checks.py)
 
 
 def rec(phase, seconds, verified=True, routed=-1, smin=None, smax=None, nbytes=100_000_000):
@@ -167,7 +160,7 @@ check("ompio" not in d.configs(), "MPICH has no OMPIO")
 check(d.mem_spec("variance").startswith("normal:") and d.mem_spec("plentiful") is None,
       "memory specs")
 
-if errors:
-    print(f"test_memcon: {errors} failure(s)", file=sys.stderr)
+if failures():
+    print(f"test_memcon: {failures()} failure(s)", file=sys.stderr)
     sys.exit(1)
 print("test_memcon: ok")

@@ -21,14 +21,7 @@ sys.path.insert(0, BENCH)
 import plot  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-errors = 0
-
-
-def check(ok, what):
-    global errors
-    if not ok:
-        errors += 1
-        print(f"FAIL: {what}", file=sys.stderr)
+from checks import check, failures  # noqa: E402  (tests/python/checks.py)
 
 
 def row(bench, test, subject, ratio, target=None, key=True, **extra):
@@ -159,8 +152,8 @@ def main():
               "message")
     check(not os.path.exists(os.path.join(tmp, "bad")), "bad input: an output directory made")
 
-    if errors:
-        print(f"test_plot: {errors} failure(s); files kept in {tmp}", file=sys.stderr)
+    if failures():
+        print(f"test_plot: {failures()} failure(s); files kept in {tmp}", file=sys.stderr)
         return 1
     import shutil
     shutil.rmtree(tmp)
